@@ -1,0 +1,16 @@
+"""Convert the verified MNIST IDX files to parquet (rule data_mnist)."""
+
+from pathlib import Path
+
+from reliquant.datasets import mnist_table, read_idx
+from reliquant.io import write_table
+from reliquant.runlog import setup_logging
+
+log = setup_logging(snakemake.log[0], "data")
+raw = Path(snakemake.params.raw_dir) / "mnist"
+for split, prefix in (("train", "train"), ("test", "t10k")):
+    images = read_idx(raw / f"{prefix}-images-idx3-ubyte.gz")
+    labels = read_idx(raw / f"{prefix}-labels-idx1-ubyte.gz")
+    table = mnist_table(images, labels)
+    write_table(table, snakemake.output[split], table.schema)
+    log.info("MNIST %s: %d images of %s", split, len(labels), images.shape[1:])

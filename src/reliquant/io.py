@@ -1,0 +1,152 @@
+"""Atomic writers and the parquet conventions shared by every workflow step.
+
+Every writer here writes to a temporary file in the destination folder and renames it
+into place (``os.replace`` is atomic on POSIX), so a step that fails half-way leaves no
+valid-looking output behind.
+
+Images are stored as a ``fixed_size_list<uint8>[h*w]`` column (:func:`images_to_arrow`),
+which round-trips to an ``(n, h, w)`` uint8 array without copies of Python objects.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+PARQUET_COMPRESSION = "zstd"
+
+
+def _current_umask() -> int:
+    """The process umask (read by setting and restoring it)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[Path]:
+    """Yield a temporary path next to ``path``; rename it onto ``path`` on success.
+
+    On any exception the temporary file is removed and ``path`` is left untouched.
+    ``suffix`` defaults to the destination's suffix (some writers infer the format from it).
+    """
+    dest = Path(path)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(
+        dir=dest.parent,
+        prefix=f".{dest.name}.",
+        suffix=suffix if suffix is not None else dest.suffix,
+    )
+    os.close(fd)
+    tmp_path = Path(tmp)
+    os.chmod(tmp_path, 0o666 & ~_current_umask())
+    try:
+        yield tmp_path
+        os.replace(tmp_path, dest)
+    except BaseException:
+        tmp_path.unlink(missing_ok=True)
+        raise
+
+
+def write_table(table: pa.Table, path: str | os.PathLike, schema: pa.Schema | None = None) -> None:
+    """Write an Arrow table to parquet atomically, cast to ``schema`` when given.
+
+    Casting fails loudly (``pyarrow.ArrowInvalid``) if a column does not fit the schema.
+    The file carries no timestamps, so equal tables give equal file content.
+    """
+    if schema is not None:
+        _check_columns(table.column_names, schema, path)
+        table = table.select(schema.names).cast(schema)
+    with atomic_path(path) as tmp:
+        pq.write_table(table, tmp, compression=PARQUET_COMPRESSION)
+
+
+def _check_columns(names: list[str], schema: pa.Schema, path: str | os.PathLike) -> None:
+    """Raise a ValueError naming the missing and unexpected columns for ``path``."""
+    missing = [n for n in schema.names if n not in names]
+    extra = [n for n in names if n not in schema.names]
+    if missing or extra:
+        raise ValueError(
+            f"table for {path} does not match its schema: missing columns {missing}, "
+            f"unexpected columns {extra}"
+        )
+
+
+def write_frame(
+    frame: pd.DataFrame, path: str | os.PathLike, schema: pa.Schema | None = None
+) -> None:
+    """Write a DataFrame (index dropped) to parquet atomically with an explicit schema."""
+    if schema is not None:
+        _check_columns([str(c) for c in frame.columns], schema, path)
+        frame = frame[schema.names]
+    table = pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
+    write_table(table, path, schema)
+
+
+def read_frame(path: str | os.PathLike, columns: list[str] | None = None) -> pd.DataFrame:
+    """Read a parquet file into a DataFrame (image columns come back as object arrays)."""
+    return pq.read_table(path, columns=columns).to_pandas()
+
+
+def images_to_arrow(images: np.ndarray) -> pa.FixedSizeListArray:
+    """Encode an ``(n, h, w)`` uint8 array as a fixed-size-list column of ``h*w`` bytes."""
+    images = np.asarray(images)
+    if images.dtype != np.uint8 or images.ndim != 3:
+        raise ValueError(
+            f"images must be a uint8 array of shape (n, h, w); got {images.dtype} {images.shape}"
+        )
+    n, h, w = images.shape
+    flat = pa.array(np.ascontiguousarray(images).reshape(-1), type=pa.uint8())
+    return pa.FixedSizeListArray.from_arrays(flat, h * w)
+
+
+def arrow_to_images(column: pa.Array | pa.ChunkedArray, side: int = 28) -> np.ndarray:
+    """Decode a fixed-size-list uint8 column back to an ``(n, side, side)`` uint8 array."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    values = column.flatten().to_numpy(zero_copy_only=False)
+    return values.astype(np.uint8, copy=False).reshape(-1, side, side)
+
+
+def image_type(side: int = 28) -> pa.DataType:
+    """Arrow type of one image: ``fixed_size_list<uint8>[side*side]``."""
+    return pa.list_(pa.uint8(), side * side)
+
+
+def write_text(text: str, path: str | os.PathLike) -> None:
+    """Write a text file (markdown tables, schedules) atomically."""
+    with atomic_path(path) as tmp:
+        tmp.write_text(text, encoding="utf-8")
+
+
+def save_figure(fig: Figure, path: str | os.PathLike, dpi: int = 150) -> None:
+    """Save a matplotlib figure atomically; the format follows the path's suffix.
+
+    PNG metadata carries no software version or date, so reruns give identical files
+    for identical figures.
+    """
+    suffix = Path(path).suffix.lower()
+    metadata: dict[str, str | None] = {"Software": None}
+    if suffix == ".pdf":
+        metadata = {"Creator": None, "Producer": None, "CreationDate": None}
+    elif suffix == ".svg":
+        metadata = {"Date": None, "Creator": None}
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=dpi, bbox_inches="tight", metadata=metadata)
+
+
+def frame_to_markdown(frame: pd.DataFrame, floatfmt: str = ".4g") -> str:
+    """Render a DataFrame as a GitHub markdown table (index dropped)."""
+    return frame.to_markdown(index=False, floatfmt=floatfmt) + "\n"

@@ -1,0 +1,34 @@
+"""Logging set-up for workflow steps: one log file per job, also echoed to stderr."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from pathlib import Path
+
+
+def setup_logging(log_path: str | os.PathLike | None, name: str = "reliquant") -> logging.Logger:
+    """Send the ``reliquant`` loggers to ``log_path`` (created) and to stderr.
+
+    Returns the named logger. Safe to call twice: handlers are replaced, not stacked.
+    """
+    root = logging.getLogger("reliquant")
+    root.setLevel(logging.INFO)
+    for handler in list(root.handlers):
+        root.removeHandler(handler)
+    fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    stream = logging.StreamHandler(sys.stderr)
+    stream.setFormatter(fmt)
+    root.addHandler(stream)
+    if log_path:
+        Path(log_path).parent.mkdir(parents=True, exist_ok=True)
+        file_handler = logging.FileHandler(log_path, mode="w", encoding="utf-8")
+        file_handler.setFormatter(fmt)
+        root.addHandler(file_handler)
+    return logging.getLogger(name if name.startswith("reliquant") else f"reliquant.{name}")
+
+
+def progress_enabled() -> bool:
+    """Whether progress bars should draw (off when RELIQUANT_NO_PROGRESS is set)."""
+    return not os.environ.get("RELIQUANT_NO_PROGRESS")
