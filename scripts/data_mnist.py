@@ -1,16 +1,14 @@
 """Convert the verified MNIST IDX files to parquet (rule data_mnist)."""
 
-from pathlib import Path
-
-from reliquant.datasets import mnist_table, read_idx
+from reliquant.datasets import mnist_table, read_idx, verified_files
 from reliquant.io import write_table
 from reliquant.runlog import setup_logging
 
 log = setup_logging(snakemake.log[0], "data")
-raw = Path(snakemake.params.raw_dir) / "mnist"
+files = verified_files(snakemake.input.verified)
 for split, prefix in (("train", "train"), ("test", "t10k")):
-    images = read_idx(raw / f"{prefix}-images-idx3-ubyte.gz")
-    labels = read_idx(raw / f"{prefix}-labels-idx1-ubyte.gz")
+    images = read_idx(files[f"mnist/{prefix}-images-idx3-ubyte.gz"])
+    labels = read_idx(files[f"mnist/{prefix}-labels-idx1-ubyte.gz"])
     table = mnist_table(images, labels)
     write_table(table, snakemake.output[split], table.schema)
     log.info("MNIST %s: %d images of %s", split, len(labels), images.shape[1:])

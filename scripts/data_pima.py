@@ -1,12 +1,10 @@
 """Convert the verified Pima Indians Diabetes CSV to parquet (rule data_pima)."""
 
-from pathlib import Path
-
-from reliquant.datasets import PIMA_SCHEMA, pima_table
+from reliquant.datasets import PIMA_SCHEMA, pima_table, verified_files
 from reliquant.io import write_table
 from reliquant.runlog import setup_logging
 
 log = setup_logging(snakemake.log[0], "data")
-table = pima_table(Path(snakemake.params.raw_dir) / "pima" / "diabetes.csv")
+table = pima_table(verified_files(snakemake.input.verified)["pima/diabetes.csv"])
 write_table(table, snakemake.output[0], PIMA_SCHEMA)
 log.info("Pima: %d rows", table.num_rows)

@@ -5,9 +5,7 @@ from reliquant.io import write_text
 from reliquant.runlog import setup_logging
 
 log = setup_logging(snakemake.log[0], "data")
-verified = verify_manifest(
-    snakemake.input.manifest, snakemake.params.raw_dir, snakemake.params.allow_download
-)
+verified = verify_manifest(snakemake.input.manifest, snakemake.params.allow_download)
 for row in verified.itertuples(index=False):
-    log.info("ok %s sha256=%s (%d bytes)", row.path, row.sha256, row.bytes)
+    log.info("ok %s sha256=%s (%d bytes)", row.file, row.sha256, row.bytes)
 write_text(verified.to_csv(sep="\t", index=False), snakemake.output[0])

@@ -94,7 +94,7 @@ def test_mnist_parquet_roundtrip(tmp_path):
 
 
 def test_manifest_verifies_vendored_files(raw_dir):
-    verified = verify_manifest(raw_dir / "checksums.tsv", raw_dir)
+    verified = verify_manifest(raw_dir / "checksums.tsv")
     assert set(verified["path"]) == {e.path for e in read_manifest(raw_dir / "checksums.tsv")}
     assert len(verified) == 5
 
@@ -115,7 +115,7 @@ def test_corrupted_byte_names_file_and_both_digests(raw_dir, tmp_path):
         "mnist/t10k-labels-idx1-ubyte.gz"
     ]
     with pytest.raises(ChecksumError) as err:
-        verify_manifest(raw / "checksums.tsv", raw)
+        verify_manifest(raw / "checksums.tsv")
     message = str(err.value)
     assert "t10k-labels-idx1-ubyte.gz" in message
     assert entry.sha256 in message
@@ -126,7 +126,7 @@ def test_missing_file_without_download_is_named(raw_dir, tmp_path):
     raw = _copy_raw(raw_dir, tmp_path)
     (raw / "pima" / "diabetes.csv").unlink()
     with pytest.raises(ChecksumError, match=r"pima/diabetes\.csv is missing"):
-        verify_manifest(raw / "checksums.tsv", raw, allow_download=True)
+        verify_manifest(raw / "checksums.tsv", allow_download=True)
 
 
 def test_pima_table_matches_documented_counts(raw_dir):

@@ -133,15 +133,15 @@ def download_from_mirrors(entry: ManifestEntry, dest: Path, timeout: float = 30.
     return False
 
 
-def verify_manifest(
-    manifest: str | os.PathLike, raw_dir: str | os.PathLike, allow_download: bool = False
-) -> pd.DataFrame:
-    """Check every manifest entry under ``raw_dir``; return a table of verified files.
+def verify_manifest(manifest: str | os.PathLike, allow_download: bool = False) -> pd.DataFrame:
+    """Check every manifest entry (paths relative to the manifest's folder).
 
-    A missing file is fetched from its mirrors when ``allow_download`` is true. Raises
-    :class:`ChecksumError` naming the file, the expected and the found digest.
+    Returns one row per verified file: ``path`` (as in the manifest), ``file`` (where it
+    lies), ``sha256`` and ``bytes``. A missing file is fetched from its mirrors when
+    ``allow_download`` is true. Raises :class:`ChecksumError` naming the file, the expected
+    and the found digest.
     """
-    raw = Path(raw_dir)
+    raw = Path(manifest).parent
     rows = []
     for entry in read_manifest(manifest):
         path = raw / entry.path
@@ -163,8 +163,16 @@ def verify_manifest(
                 raise ChecksumError(
                     f"raw file {path} is corrupt: md5 expected {entry.md5}, found {found_md5}"
                 )
-        rows.append({"path": entry.path, "sha256": found, "bytes": path.stat().st_size})
+        rows.append(
+            {"path": entry.path, "file": str(path), "sha256": found, "bytes": path.stat().st_size}
+        )
     return pd.DataFrame(rows)
+
+
+def verified_files(verified_tsv: str | os.PathLike) -> dict[str, Path]:
+    """Map manifest path -> file location from the record written after verification."""
+    frame = pd.read_csv(verified_tsv, sep="\t", dtype=str)
+    return {row.path: Path(row.file) for row in frame.itertuples(index=False)}
 
 
 def _open_maybe_gzip(path: str | os.PathLike):

@@ -1,5 +1,5 @@
-# Shared helpers for every rule file: target lists, input functions, constants.
-# Each topic file defines a `<topic>_targets()` function; `all_targets()` joins them.
+# Shared helpers: constants, input functions and the target lists of every topic.
+# Topic files hold rules only; their final outputs are listed here, joined by all_targets().
 
 import os
 
@@ -9,18 +9,26 @@ ENV_CORE = "../../envs/core.yaml"
 ENV_TORCH = "../../envs/torch.yaml"
 
 
-RAW_DIR = config["data"]["raw_dir"].rstrip("/")
-
-
 def present_raw_files(wildcards):
     """The manifest's raw files that exist: inputs of data_verify, so editing one reruns it.
 
     Missing files are not inputs (no rule owns data/raw); data_verify fetches them from the
     mirrors when data.allow_download is set, or stops naming them.
     """
-    manifest = pd.read_csv(config["data"]["manifest"], sep="\t", comment="#", dtype=str)
-    paths = [f"{RAW_DIR}/{path}" for path in manifest["path"]]
+    manifest_path = config["data"]["manifest"]
+    manifest = pd.read_csv(manifest_path, sep="\t", comment="#", dtype=str)
+    raw_dir = os.path.dirname(manifest_path)
+    paths = [os.path.join(raw_dir, path) for path in manifest["path"]]
     return [path for path in paths if os.path.exists(path)]
+
+
+def data_targets():
+    return [
+        "results/data/mnist_train.parquet",
+        "results/data/mnist_test.parquet",
+        "results/data/pima.parquet",
+        "results/data/iris.parquet",
+    ]
 
 
 def all_targets():

@@ -2,28 +2,18 @@
 # to parquet. Nothing downstream reads data/raw directly.
 
 
-def data_targets():
-    return [
-        "results/data/mnist_train.parquet",
-        "results/data/mnist_test.parquet",
-        "results/data/pima.parquet",
-        "results/data/iris.parquet",
-    ]
-
-
 rule data_verify:
     input:
         manifest=config["data"]["manifest"],
         raw=present_raw_files,
     output:
         "results/data/verified.tsv",
+    params:
+        allow_download=config["data"]["allow_download"],
     log:
         "logs/data/verify.log",
     conda:
         ENV_CORE
-    params:
-        raw_dir=RAW_DIR,
-        allow_download=config["data"]["allow_download"],
     script:
         "../../scripts/data_verify.py"
 
@@ -40,8 +30,6 @@ rule data_mnist:
         "benchmarks/data/mnist.tsv"
     conda:
         ENV_CORE
-    params:
-        raw_dir=RAW_DIR,
     script:
         "../../scripts/data_mnist.py"
 
@@ -55,8 +43,6 @@ rule data_pima:
         "logs/data/pima.log",
     conda:
         ENV_CORE
-    params:
-        raw_dir=RAW_DIR,
     script:
         "../../scripts/data_pima.py"
 

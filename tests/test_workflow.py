@@ -1,0 +1,191 @@
+"""The workflow as a user meets it: dry runs, lint, formatting, config validation, and the
+smoke configuration run end to end twice (bit-reproducibility, incremental reruns, report).
+"""
+
+from __future__ import annotations
+
+import subprocess
+
+import pyarrow.parquet as pq
+import pytest
+import yaml
+from PIL import Image
+
+from workflow_helpers import BIN, REPO, copy_repo, planned_jobs, snakemake
+
+SMOKE = ["--configfile", "tests/smoke.yaml"]
+
+#: A figure script and the one rule that runs it (incremental-rerun test (b)).
+FIGURE_SCRIPT = "scripts/nbc_figures.py"
+FIGURE_RULES = {"nbc_figures"}
+#: A parameter of one experiment and the rules allowed to rerun when it changes (test (c)).
+CHANGED_PARAM = ("nbc", "seed")
+CHANGED_PARAM_RULES = {"nbc_distributions", "nbc_cell", "nbc_curves", "nbc_auc", "nbc_figures"}
+#: Rules downstream of every experiment that may rerun with it (cross-paper summary, all).
+SUMMARY_RULES = {"report_summary", "all"}
+
+
+# --------------------------------------------------------------------------- static checks
+@pytest.mark.parametrize("config", [[], SMOKE], ids=["default", "smoke"])
+def test_full_dag_dry_run(config):
+    proc = snakemake(REPO, "-n", "--forceall", *config)
+    jobs = planned_jobs(proc.stdout + proc.stderr)
+    assert jobs.get("all") == 1
+    for topic in ("data_mnist", "nbc_cell", "mlm_train", "pmnist_generate"):
+        assert topic in jobs, f"{topic} missing from the DAG: {sorted(jobs)}"
+
+
+def test_slurm_profile_dry_run():
+    proc = snakemake(REPO, "-n", "--forceall", "--profile", "workflow/profiles/slurm")
+    assert planned_jobs(proc.stdout + proc.stderr).get("mlm_train") == 1
+
+
+def test_snakemake_lint_is_clean():
+    proc = snakemake(REPO, "--lint", check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 0, out[-4000:]
+    assert "Lints for" not in out, out[-4000:]
+
+
+def test_ruff_is_clean():
+    for args in (["check", "."], ["format", "--check", "."]):
+        proc = subprocess.run([str(BIN / "ruff"), *args], cwd=REPO, capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_snakefmt_is_clean():
+    proc = subprocess.run(
+        [str(BIN / "snakefmt"), "--check", "Snakefile", "workflow"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+# ---------------------------------------------------------------------- config validation
+def _bad_config(tmp_path, section: str, key: str, value) -> str:
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    config[section][key] = value
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "value", "expected"),
+    [
+        ("data", "unknown_key", 1, "unknown_key"),
+        ("data", "allow_download", "yes", "allow_download"),
+        ("nbc", "n_test", -5, "n_test"),
+        ("nbc", "n_test", "many", "n_test"),
+        ("mlm", "epochs", 0, "epochs"),
+    ],
+)
+def test_bad_config_fails_before_any_job_naming_the_key(tmp_path, section, key, value, expected):
+    config = yaml.safe_load((REPO / "config.yaml").read_text())
+    if key not in config[section] and key != "unknown_key":
+        pytest.fail(f"config.yaml has no key {section}.{key}; update this test")
+    proc = snakemake(
+        REPO, "-n", "--configfile", _bad_config(tmp_path, section, key, value), check=False
+    )
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "Error validating config file" in out
+    assert expected in out
+    assert "Job stats" not in out
+
+
+def test_corrupted_raw_file_stops_at_the_data_step(tmp_path):
+    work = copy_repo(tmp_path / "w")
+    target = work / "data/raw/mnist/train-labels-idx1-ubyte.gz"
+    data = bytearray(target.read_bytes())
+    data[50] ^= 0x01
+    target.write_bytes(bytes(data))
+    proc = snakemake(work, "--cores", "1", "results/data/mnist_train.parquet", check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "train-labels-idx1-ubyte.gz is corrupt" in out
+    assert not (work / "results/data/mnist_train.parquet").exists()
+    assert not (work / "results/data/verified.tsv").exists()
+
+
+# --------------------------------------------------------------- the smoke run end to end
+@pytest.fixture(scope="module")
+def smoke_runs(tmp_path_factory):
+    """Two complete smoke runs in two fresh copies of the repository."""
+    runs = []
+    for name in ("a", "b"):
+        work = copy_repo(tmp_path_factory.mktemp(f"smoke_{name}"))
+        snakemake(work, "--cores", "2", *SMOKE)
+        runs.append(work)
+    return runs
+
+
+@pytest.mark.workflow
+def test_smoke_runs_are_bit_reproducible(smoke_runs):
+    a, b = smoke_runs
+    files_a = sorted(p.relative_to(a) for p in (a / "results").rglob("*.parquet"))
+    files_b = sorted(p.relative_to(b) for p in (b / "results").rglob("*.parquet"))
+    assert files_a == files_b
+    assert len(files_a) >= 20
+    differing = [
+        str(rel) for rel in files_a if not pq.read_table(a / rel).equals(pq.read_table(b / rel))
+    ]
+    assert differing == []
+
+
+@pytest.mark.workflow
+def test_every_figure_is_a_valid_image(smoke_runs):
+    figures = sorted((smoke_runs[0] / "results" / "figures").rglob("*.png"))
+    assert len(figures) >= 15
+    for path in figures:
+        with Image.open(path) as image:
+            image.verify()
+        with Image.open(path) as image:
+            assert min(image.size) >= 100, f"{path} is only {image.size}"
+
+
+@pytest.mark.workflow
+def test_report_builds_with_every_figure(smoke_runs):
+    work = smoke_runs[0]
+    snakemake(work, "--report", "report.html", *SMOKE)
+    html = (work / "report.html").read_text(errors="replace")
+    assert len(html) > 10_000
+    for topic in ("nbc", "trees", "pmnist", "mlm"):
+        assert f"results/figures/{topic}" in html, f"no {topic} figure in the report"
+
+
+@pytest.mark.workflow
+def test_second_run_does_nothing(smoke_runs):
+    proc = snakemake(smoke_runs[0], "-n", *SMOKE)
+    assert planned_jobs(proc.stdout + proc.stderr) == {}
+
+
+@pytest.mark.workflow
+def test_editing_a_figure_script_reruns_only_that_figure(smoke_runs):
+    work = smoke_runs[1]
+    script = work / FIGURE_SCRIPT
+    original = script.read_text()
+    try:
+        script.write_text(original + "\n# an edit\n")
+        proc = snakemake(work, "-n", *SMOKE)
+        jobs = planned_jobs(proc.stdout + proc.stderr)
+        assert set(jobs) - {"all"} == FIGURE_RULES, jobs
+    finally:
+        script.write_text(original)
+
+
+@pytest.mark.workflow
+def test_changing_one_experiment_parameter_reruns_only_that_experiment(smoke_runs, tmp_path):
+    work = smoke_runs[1]
+    section, key = CHANGED_PARAM
+    smoke = yaml.safe_load((work / "tests/smoke.yaml").read_text())
+    config = yaml.safe_load((work / "config.yaml").read_text())
+    smoke.setdefault(section, {})[key] = config[section][key] + 1
+    changed = tmp_path / "changed.yaml"
+    changed.write_text(yaml.safe_dump(smoke))
+    proc = snakemake(work, "-n", "--configfile", str(changed))
+    jobs = set(planned_jobs(proc.stdout + proc.stderr))
+    assert jobs & CHANGED_PARAM_RULES, jobs
+    assert jobs <= CHANGED_PARAM_RULES | SUMMARY_RULES, jobs

@@ -1,0 +1,79 @@
+"""Helpers for the workflow tests: run Snakemake in a copy of the repository."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+SNAKEMAKE = str(BIN / "snakemake")
+
+#: What a run needs from the repository (everything else is generated).
+COPIED = [
+    "Snakefile",
+    "config.yaml",
+    "pyproject.toml",
+    "workflow",
+    "scripts",
+    "envs",
+    "data",
+    "tests/smoke.yaml",
+]
+
+
+def copy_repo(dest: Path) -> Path:
+    """Copy the workflow's sources (not results) into ``dest`` and return it."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in COPIED:
+        src = REPO / name
+        if src.is_dir():
+            shutil.copytree(src, dest / name, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
+    return dest
+
+
+def snakemake(
+    workdir: Path, *args: str, check: bool = True, timeout: float = 1800
+) -> subprocess.CompletedProcess:
+    """Run the venv's snakemake in ``workdir``; return the completed process."""
+    env = dict(os.environ, RELIQUANT_NO_PROGRESS="1", PYTHONHASHSEED="0")
+    proc = subprocess.run(
+        [SNAKEMAKE, *args],
+        cwd=workdir,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(
+            f"snakemake {' '.join(args)} failed ({proc.returncode}):\n"
+            f"{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}"
+        )
+    return proc
+
+
+def planned_jobs(output: str) -> dict[str, int]:
+    """Parse the 'Job stats' table of a dry run into {rule: count} (empty: nothing to do)."""
+    if "Nothing to be done" in output:
+        return {}
+    jobs: dict[str, int] = {}
+    in_table = False
+    for line in output.splitlines():
+        if line.startswith("Job stats:"):
+            in_table, jobs = True, {}
+            continue
+        if in_table:
+            match = re.match(r"^(\S+)\s+(\d+)$", line.strip())
+            if match and match.group(1) != "total":
+                jobs[match.group(1)] = int(match.group(2))
+            elif line.strip().startswith("total"):
+                in_table = False
+    return jobs
