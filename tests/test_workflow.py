@@ -10,7 +10,6 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 from PIL import Image
-
 from workflow_helpers import BIN, REPO, copy_repo, planned_jobs, snakemake
 
 SMOKE = ["--configfile", "tests/smoke.yaml"]
