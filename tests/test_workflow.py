@@ -63,31 +63,37 @@ def test_snakefmt_is_clean():
 
 
 # ---------------------------------------------------------------------- config validation
-def _bad_config(tmp_path, section: str, key: str, value) -> str:
+def _bad_config(tmp_path, dotted: str, value) -> str:
+    """config.yaml with the key at ``dotted`` (e.g. "nbc.design.n_test") set to ``value``."""
     config = yaml.safe_load((REPO / "config.yaml").read_text())
-    config[section][key] = value
+    *parents, key = dotted.split(".")
+    node = config
+    for part in parents:
+        node = node[part]
+    if key not in node and key != "unknown_key":
+        pytest.fail(f"config.yaml has no key {dotted}; update this test")
+    node[key] = value
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump(config))
     return str(path)
 
 
 @pytest.mark.parametrize(
-    ("section", "key", "value", "expected"),
+    ("dotted", "value"),
     [
-        ("data", "unknown_key", 1, "unknown_key"),
-        ("data", "allow_download", "yes", "allow_download"),
-        ("nbc", "n_test", -5, "n_test"),
-        ("nbc", "n_test", "many", "n_test"),
-        ("mlm", "epochs", 0, "epochs"),
+        ("data.unknown_key", 1),
+        ("data.allow_download", "yes"),
+        ("nbc.design.n_test", -5),
+        ("nbc.design.n_test", "many"),
+        ("nbc.grid.unknown_key", [1]),
+        ("mlm.train.epochs", 0),
+        ("pmnist.seed", "abc"),
+        ("trees.seed", -1),
     ],
 )
-def test_bad_config_fails_before_any_job_naming_the_key(tmp_path, section, key, value, expected):
-    config = yaml.safe_load((REPO / "config.yaml").read_text())
-    if key not in config[section] and key != "unknown_key":
-        pytest.fail(f"config.yaml has no key {section}.{key}; update this test")
-    proc = snakemake(
-        REPO, "-n", "--configfile", _bad_config(tmp_path, section, key, value), check=False
-    )
+def test_bad_config_fails_before_any_job_naming_the_key(tmp_path, dotted, value):
+    expected = dotted.rsplit(".", 1)[1]
+    proc = snakemake(REPO, "-n", "--configfile", _bad_config(tmp_path, dotted, value), check=False)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
     assert "Error validating config file" in out

@@ -31,6 +31,36 @@ def data_targets():
     ]
 
 
+# --- nbc ---------------------------------------------------------------------------------
+wildcard_constraints:
+    nbc_n=r"\d+",
+    nbc_g=r"[0-9.e+-]+",
+
+
+def nbc_cells():
+    """(n_train, gamma text) of every cell of the configured grid."""
+    return [
+        (int(n), f"{float(g):g}")
+        for n in config["nbc"]["grid"]["n_train"]
+        for g in config["nbc"]["grid"]["gamma"]
+    ]
+
+
+def nbc_curve_files():
+    return [f"results/nbc/curves/n{n}_g{g}.parquet" for n, g in nbc_cells()]
+
+
+def nbc_targets():
+    return [
+        "results/nbc/auc.parquet",
+        "results/nbc/auc.md",
+        "results/figures/nbc/mean_curves.png",
+        "results/figures/nbc/mean_curves.pdf",
+        "results/figures/nbc/std_curves.png",
+        "results/figures/nbc/std_curves.pdf",
+    ]
+
+
 def all_targets():
     """Every final output of the workflow, in topic order."""
     return (

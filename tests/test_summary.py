@@ -1,0 +1,44 @@
+"""Cross-paper summary tables."""
+
+from __future__ import annotations
+
+import math
+
+from reliquant.summary import Claim, Comparison, claim_frame, comparison_frame, render_summary
+
+
+def test_difference_is_ours_minus_paper_and_nan_is_kept():
+    frame = comparison_frame(
+        [
+            Comparison("mlm", "test accuracy", 98.46, 98.90, "%"),
+            Comparison("mlm", "parameters", float("nan"), 206922),
+        ]
+    )
+    assert math.isclose(frame["difference"].iloc[0], 0.44, abs_tol=1e-12)
+    assert math.isnan(frame["difference"].iloc[1])
+
+
+def test_render_groups_by_paper_and_marks_claims():
+    comparisons = comparison_frame(
+        [Comparison("nbc", "AUC", 0.9, 0.91), Comparison("trees", "R^2", 0.99, 0.98)]
+    )
+    claims = claim_frame(
+        [
+            Claim("nbc", "robustness beats uncertainty", True, "7 of 9 cells"),
+            Claim("trees", "pruning error below 1 point", False, "max 2 points"),
+        ]
+    )
+    text = render_summary(comparisons, claims, {"nbc": "NBC", "trees": "Trees"})
+    nbc_part, trees_part = text.split("## NBC")[1].split("## Trees")
+    assert "| AUC | 0.9 | 0.91 | 0.01 |" in nbc_part
+    assert "**holds**: robustness beats uncertainty (7 of 9 cells)" in nbc_part
+    assert "R^2" in trees_part and "**does not hold**" in trees_part
+    assert "R^2" not in nbc_part
+
+
+def test_collect_benchmarks_keeps_order_and_drops_inner_titles():
+    from reliquant.summary import collect_benchmarks
+
+    text = collect_benchmarks({"nbc": "# NBC bench\n| a | b |", "mlm": "ratio 12x"})
+    assert text.index("## nbc") < text.index("## mlm")
+    assert "# NBC bench" not in text and "| a | b |" in text and "ratio 12x" in text
