@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -71,6 +71,25 @@ def write_table(table: pa.Table, path: str | os.PathLike, schema: pa.Schema | No
         table = table.select(schema.names).cast(schema)
     with atomic_path(path) as tmp:
         pq.write_table(table, tmp, compression=PARQUET_COMPRESSION)
+
+
+def write_row_groups(
+    tables: Iterable[pa.Table], path: str | os.PathLike, schema: pa.Schema
+) -> None:
+    """Stream tables into one parquet file atomically, one row group per table.
+
+    Readers can then stream the file group by group (``ParquetFile.iter_row_groups``) without
+    holding it whole; each table is cast to ``schema`` (a misfit fails loudly).
+    """
+    with (
+        atomic_path(path) as tmp,
+        pq.ParquetWriter(tmp, schema, compression=PARQUET_COMPRESSION) as writer,
+    ):
+        for table in tables:
+            _check_columns(table.column_names, schema, path)
+            writer.write_table(
+                table.select(schema.names).cast(schema), row_group_size=max(1, len(table))
+            )
 
 
 def _check_columns(names: list[str], schema: pa.Schema, path: str | os.PathLike) -> None:

@@ -61,6 +61,30 @@ def nbc_targets():
     ]
 
 
+# --- pmnist ------------------------------------------------------------------------------
+PMNIST = config["pmnist"]
+PMNIST_CORRUPTIONS = list(PMNIST["corruptions"])
+
+
+wildcard_constraints:
+    corruption="|".join(PMNIST_CORRUPTIONS),
+
+
+# The 13 partition files: clean (level 0) and one per corruption (levels 1..10).
+PMNIST_PARTITIONS = ["results/pmnist/clean.parquet"] + expand(
+    "results/pmnist/{corruption}.parquet", corruption=PMNIST_CORRUPTIONS
+)
+
+
+def pmnist_targets():
+    return PMNIST_PARTITIONS + [
+        "results/pmnist/summary.parquet",
+        "results/pmnist/summary.md",
+        "results/figures/pmnist/sample_grid.png",
+        "results/figures/pmnist/mean_intensity.png",
+    ]
+
+
 def all_targets():
     """Every final output of the workflow, in topic order."""
     return (

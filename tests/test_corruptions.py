@@ -1,0 +1,320 @@
+"""Batch corruptions against slow, per-pixel references written here (no library code reused).
+
+Each reference loops over pixels with an explicit reflect-101 index map, explicit kernels
+anchored at k // 2 and exact (Fraction) box overlaps for area resampling. The random
+fields are the library's (their derivation is tested separately against block_rng).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import scipy.stats
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reliquant import corruptions as C
+from reliquant.seeding import block_rng
+
+SEED = 12345
+N = 28
+
+
+def synthetic_digits(n: int, seed: int = 0) -> np.ndarray:
+    """Digit-like uint8 images: black background, a few bright strokes, some grey edges."""
+    rng = np.random.default_rng(seed)
+    out = np.zeros((n, N, N), dtype=np.uint8)
+    for i in range(n):
+        img = np.zeros((N, N))
+        for _ in range(3):
+            r0, c0 = rng.integers(5, 23, size=2)
+            dr, dc = rng.integers(-1, 2, size=2)
+            for t in range(rng.integers(5, 12)):
+                r, c = r0 + dr * t, c0 + dc * t
+                if 0 <= r < N and 0 <= c < N:
+                    img[max(0, r - 1) : r + 2, max(0, c - 1) : c + 2] += rng.uniform(0.3, 1)
+        out[i] = np.clip(img * 255, 0, 255).astype(np.uint8)
+    return out
+
+
+IMAGES = synthetic_digits(3)
+TEST_INDEX = np.array([4, 17, 9001])
+
+
+# ---------------------------------------------------------------- reference helpers
+
+
+def r101(i: int, n: int = N) -> int:
+    """Reflect-101 index: ... 2 1 | 0 1 2 ... n-1 | n-2 n-3 ..."""
+    while i < 0 or i >= n:
+        i = -i if i < 0 else 2 * (n - 1) - i
+    return i
+
+
+def ref_float(u: np.ndarray) -> np.ndarray:
+    return np.array([[u[i, j] / 255 * 2 - 1 for j in range(N)] for i in range(N)])
+
+
+def ref_uint8(v: np.ndarray) -> np.ndarray:
+    out = np.zeros(v.shape, dtype=np.uint8)
+    for i in range(N):
+        for j in range(N):
+            y = min(max(float(v[i, j]), -1.0), 1.0)
+            out[i, j] = int((y * 0.5 + 0.5) * 255)
+    return out
+
+
+def ref_correlate(x: np.ndarray, kernel: np.ndarray) -> np.ndarray:
+    """2-D correlation, kernel anchored at (kh // 2, kw // 2), reflect-101 border."""
+    kh, kw = kernel.shape
+    out = np.zeros_like(x)
+    for i in range(N):
+        for j in range(N):
+            s = 0.0
+            for a in range(kh):
+                for b in range(kw):
+                    s += kernel[a, b] * x[r101(i - kh // 2 + a), r101(j - kw // 2 + b)]
+            out[i, j] = s
+    return out
+
+
+def ref_gauss_kernel2d(k: int, sigma: float) -> np.ndarray:
+    c = (k - 1) / 2
+    g = np.array(
+        [
+            [math.exp(-((a - c) ** 2 + (b - c) ** 2) / (2 * sigma**2)) for b in range(k)]
+            for a in range(k)
+        ]
+    )
+    return g / g.sum()
+
+
+def ref_area(x: np.ndarray, side: int) -> np.ndarray:
+    """Exact box-overlap average of the 28 x 28 image over each of side x side cells."""
+    w = Fraction(N, side)
+
+    def overlap(o: int, j: int) -> Fraction:
+        lo, hi = o * w, (o + 1) * w
+        return max(Fraction(0), min(hi, Fraction(j + 1)) - max(lo, Fraction(j)))
+
+    out = np.zeros((side, side))
+    for o1 in range(side):
+        rows = [(j, overlap(o1, j)) for j in range(N) if overlap(o1, j) > 0]
+        for o2 in range(side):
+            cols = [(j, overlap(o2, j)) for j in range(N) if overlap(o2, j) > 0]
+            s = 0.0
+            for j1, w1 in rows:
+                for j2, w2 in cols:
+                    s += float(w1 * w2) * x[j1, j2]
+            out[o1, o2] = s / float(w * w)
+    return out
+
+
+def reference(name: str, x: np.ndarray, p: dict, f: dict) -> np.ndarray:
+    """One image, one corruption, written the slow way."""
+    y = np.zeros_like(x)
+    if name == "brightness":
+        return x + p["b"]
+    if name == "contrast":
+        mean = math.fsum(x.ravel()) / x.size
+        return (x - mean) * (1 + p["c"])
+    if name == "defocus_blur":
+        k = p["k"]
+        blur = ref_correlate(x, np.full((k, k), 1 / k**2))
+        return blur * p["a"] + x * (1 - p["a"])
+    if name == "fog":
+        for i in range(N):
+            for j in range(N):
+                ri, rj = -1 + 2 * i / (N - 1), -1 + 2 * j / (N - 1)
+                r = math.hypot(ri, rj)
+                m = math.exp(-((r / p["f"]) ** 2)) + p["noise_std"] * f["z"][i, j]
+                m = min(max(m, 0.0), 1.0)
+                y[i, j] = x[i, j] * (1 - p["f"]) + m * p["f"]
+        return y
+    if name == "frost":
+        mask = np.where(p["field_std"] * f["z1"] > p["threshold"], 1.0, 0.0)
+        mask = np.clip(mask + p["mask_noise_std"] * f["z2"], 0, 1)
+        blurred = ref_correlate(mask, ref_gauss_kernel2d(p["blur_ksize"], p["blur_sigma"]))
+        for i in range(N):
+            for j in range(N):
+                add = p["level"] * p["add_noise_std"] * f["z3"][i, j]
+                y[i, j] = x[i, j] + (add if blurred[i, j] < p["mask_below"] else 0.0)
+        return y
+    if name == "gaussian_noise":
+        return x + p["mean"] + p["std"] * f["z"]
+    if name == "impulse_noise":
+        keys = f["u"].ravel()
+        chosen = sorted(range(N * N), key=lambda t: keys[t])[: int(p["density"] * N * N)]
+        y = x.copy().ravel()
+        for t in chosen:
+            y[t] += p["amount"]
+        return y.reshape(N, N)
+    if name == "motion_blur":
+        k = p["k"]
+        return ref_correlate(x, np.full((k, 1), 1 / k))
+    if name == "pixelation":
+        side = int(28 // p["f"])
+        small = ref_area(x, side)
+        up = np.array([[small[i * side // N, j * side // N] for j in range(N)] for i in range(N)])
+        lo, hi = up.min(), up.max()
+        return (up - lo) / (hi - lo) * 2 - 1 if hi > lo else up
+    if name == "shot_noise":
+        for i in range(N):
+            for j in range(N):
+                k = 0
+                while f["u"][i, j] >= scipy.stats.poisson.cdf(k, p["lam"]):
+                    k += 1
+                y[i, j] = x[i, j] + k
+        return y
+    if name == "snow":
+        k = p["k"] + 1 if p["k"] % 2 == 0 else p["k"]
+        mask = np.where(f["u"] < p["p"], 1.0, 0.0)
+        blurred = ref_correlate(mask, ref_gauss_kernel2d(k, 1.0))
+        return x + np.where(blurred >= 1 - 1e-9, p["amount"], 0.0)
+    if name == "zoom_blur":
+        k = p["k"]
+        w = np.array([[p["center"] - a for _ in range(k)] for a in range(k)], dtype=float)
+        return ref_correlate(x, w / w.sum())
+    raise AssertionError(name)
+
+
+# ---------------------------------------------------------------- one test per corruption
+
+
+@pytest.mark.parametrize("name", C.CORRUPTIONS)
+def test_corruption_matches_per_pixel_reference(name: str) -> None:
+    schedule = C.PAPER_SCHEDULE[name]
+    levels = range(1, 11) if name not in {"shot_noise", "pixelation"} else (1, 2, 5, 7, 10)
+    for level in levels:
+        p = C.level_params(name, schedule, level)
+        fields = C.draw_fields(name, SEED, level, TEST_INDEX)
+        lib_float = C.apply_float(name, C.to_float(IMAGES), p, fields)
+        lib_u8 = C.corrupt(IMAGES, name, p, fields)
+        for i in range(len(IMAGES)):
+            f_i = {k: v[i] for k, v in fields.items()}
+            ref = reference(name, ref_float(IMAGES[i]), p, f_i)
+            np.testing.assert_allclose(lib_float[i], ref, atol=1e-9, err_msg=f"{name} L{level}")
+            # truncation may differ only where the exact value sits on an integer
+            diff = lib_u8[i].astype(int) != ref_uint8(ref).astype(int)
+            scaled = (np.clip(ref, -1, 1) * 0.5 + 0.5) * 255
+            on_edge = np.abs(scaled - np.round(scaled)) < 1e-9
+            assert not (diff & ~on_edge).any(), f"{name} L{level}"
+
+
+def test_even_kernel_anchor_reaches_up_and_left() -> None:
+    """k = 2 box on a single bright pixel at (10, 10): output rows/cols 10 and 11 light up."""
+    x = np.zeros((1, N, N))
+    x[0, 10, 10] = 1.0
+    y = C.box_filter(C.box_filter(x, 2, 1), 2, 2)[0]
+    assert set(zip(*np.nonzero(y), strict=True)) == {(10, 10), (10, 11), (11, 10), (11, 11)}
+
+
+# ---------------------------------------------------------------- pipeline and quirks
+
+
+@given(st.integers(0, 255))
+def test_uint8_round_trip_is_u_or_u_minus_one(u: int) -> None:
+    img = np.full((1, N, N), u, dtype=np.uint8)
+    back = int(C.to_uint8(C.to_float(img))[0, 0, 0])
+    assert back == int(((u / 255 * 2 - 1) * 0.5 + 0.5) * 255)
+    assert back in (u, u - 1)
+
+
+def test_paper_quirks() -> None:
+    s = C.PAPER_SCHEDULE
+    assert [C.pixelation_side(f) for f in s["pixelation"]["f"]] == [40, 14, 11, 9, 8, 7, 7, 6, 5, 4]
+    x = C.to_float(IMAGES)
+    for name in ("motion_blur", "zoom_blur"):
+        p = C.level_params(name, s[name], 1)
+        np.testing.assert_array_equal(C.apply_float(name, x, p, {}), x)
+    p6, p7 = (C.level_params("pixelation", s["pixelation"], lv) for lv in (6, 7))
+    np.testing.assert_array_equal(
+        C.corrupt(IMAGES, "pixelation", p6, {}), C.corrupt(IMAGES, "pixelation", p7, {})
+    )
+    # impulse noise on black background gives mid grey 127
+    p = C.level_params("impulse_noise", s["impulse_noise"], 1)
+    blank = np.zeros((1, N, N), dtype=np.uint8)
+    out = C.corrupt(
+        blank, "impulse_noise", p, C.draw_fields("impulse_noise", SEED, 1, np.array([0]))
+    )
+    assert set(np.unique(out).tolist()) == {0, 127}
+    assert (out == 127).sum() == 196
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 60), st.integers(1, 60))
+def test_area_matrix_rows_are_averages(src: int, dst: int) -> None:
+    a = C.area_matrix(src, dst)
+    np.testing.assert_allclose(a.sum(axis=1), 1.0, atol=1e-12)
+    assert (a >= 0).all()
+    # constant input stays constant, and total mass is preserved: sum over rows = dst / src per column
+    np.testing.assert_allclose(a.sum(axis=0) * src / dst, 1.0, atol=1e-12)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.floats(0.0, 30.0), st.floats(0.0, 1.0, exclude_max=True))
+def test_poisson_inversion_matches_scipy_ppf(lam: float, u: float) -> None:
+    got = C.poisson_from_uniform(np.array([u]), lam)[0]
+    if lam == 0:
+        assert got == 0
+        return
+    want = scipy.stats.poisson.ppf(u, lam)
+    # ppf: smallest k with F(k) >= u; inversion uses u < F(k): equal except on F(k) == u
+    assert got in (want, want + 1)
+    assert scipy.stats.poisson.cdf(got - 1, lam) <= u + 1e-12
+
+
+# ---------------------------------------------------------------- random fields
+
+
+def test_fields_are_per_image_block_rng_draws() -> None:
+    fields = C.draw_fields("frost", SEED, 3, TEST_INDEX)
+    for row, i in enumerate(TEST_INDEX):
+        rng = block_rng(SEED, "frost", 3)
+        rng.bit_generator.advance(int(i) * 2**40)
+        for key in ("z1", "z2", "z3"):
+            np.testing.assert_array_equal(fields[key][row], rng.standard_normal((N, N)))
+    sub = C.draw_fields("frost", SEED, 3, TEST_INDEX[1:])
+    np.testing.assert_array_equal(sub["z2"], fields["z2"][1:])
+    other = C.draw_fields("frost", SEED, 4, TEST_INDEX)
+    assert not np.array_equal(other["z1"], fields["z1"])
+
+
+def test_field_distributions() -> None:
+    idx = np.arange(200)
+    z = C.draw_fields("gaussian_noise", SEED, 5, idx)["z"].ravel()
+    u = C.draw_fields("snow", SEED, 5, idx)["u"].ravel()
+    assert scipy.stats.kstest(z, "norm").pvalue > 1e-3
+    assert scipy.stats.kstest(u, "uniform").pvalue > 1e-3
+
+
+# ---------------------------------------------------------------- bad input
+
+
+def test_bad_inputs_name_what_is_wrong() -> None:
+    with pytest.raises(C.CorruptionConfigError, match="unknown corruption 'sepia'"):
+        C.level_params("sepia", {}, 1)
+    for bad in (0, 11, 2.0, True):
+        with pytest.raises(C.CorruptionConfigError, match="level"):
+            C.level_params("brightness", C.PAPER_SCHEDULE["brightness"], bad)
+    k = list(C.PAPER_SCHEDULE["motion_blur"]["k"])
+    k[3] = 4.5
+    with pytest.raises(C.CorruptionConfigError, match=r"motion_blur\.k must be an integer"):
+        C.level_params("motion_blur", {"k": k}, 4)
+    with pytest.raises(C.CorruptionConfigError, match=r"brightness\.b must be a float"):
+        C.level_params("brightness", {"b": ["x"] * 10}, 1)
+    with pytest.raises(C.CorruptionConfigError, match="10 values"):
+        C.level_params("brightness", {"b": [0.1] * 9}, 1)
+    with pytest.raises(C.CorruptionConfigError, match="unknown parameter"):
+        C.level_params("brightness", {"b": [0.1] * 10, "gamma": 2}, 1)
+    with pytest.raises(C.CorruptionConfigError, match="missing parameter 'a'"):
+        C.level_params("defocus_blur", {"k": [3] * 10}, 1)
+    with pytest.raises(C.CorruptionConfigError, match=r"density = 1.5 is outside"):
+        C.level_params("impulse_noise", {"density": [1.5] * 10}, 1)
+    with pytest.raises(ValueError, match=r"uint8 array of shape \(n, 28, 28\)"):
+        C.to_float(np.zeros((2, 28, 28), dtype=np.float32))
+    with pytest.raises(ValueError, match="got dtype uint8 and shape"):
+        C.to_float(np.zeros((2, 28, 27), dtype=np.uint8))
