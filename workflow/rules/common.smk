@@ -85,6 +85,43 @@ def pmnist_targets():
     ]
 
 
+# --- mlm ---------------------------------------------------------------------------------
+MLM = config["mlm"]
+# Corruption partitions scored: mlm.perturbed.corruptions, else every pmnist corruption.
+MLM_CORRUPTIONS = list(MLM["perturbed"]["corruptions"] or PMNIST_CORRUPTIONS)
+# The clean partition plus every corruption partition of results/pmnist/.
+MLM_PERTURBED = [MLM["perturbed"]["clean_partition"]] + MLM_CORRUPTIONS
+MLM_PERTURBED_SOFTMAX = expand("results/mlm/softmax/{p}.parquet", p=MLM_PERTURBED)
+MLM_SOURCES = {
+    "train": "results/data/mnist_train.parquet",
+    "test": "results/data/mnist_test.parquet",
+}
+
+
+def mlm_partition_source(wildcards):
+    """The images of one partition: an MNIST split or a perturbed-MNIST partition."""
+    return MLM_SOURCES.get(wildcards.partition, f"results/pmnist/{wildcards.partition}.parquet")
+
+
+def mlm_targets():
+    return [
+        "results/mlm/training_log.md",
+        "results/mlm/table1_centroid_shift.md",
+        "results/mlm/misclustered.parquet",
+        "results/mlm/matrices.parquet",
+        "results/mlm/accuracy.md",
+        "results/figures/mlm/figure1_confusion_matrix.png",
+        "results/figures/mlm/figure2_mlm.png",
+        "results/figures/mlm/figure3_misclustered_softmax.png",
+        "results/figures/mlm/figure4_misclustered_distances.png",
+        "results/figures/mlm/figure5_accuracy_by_level.png",
+        "results/figures/mlm/figure6_pixelation.png",
+        "results/figures/mlm/figure7_accuracy_heatmap.png",
+        "results/figures/mlm/mlm_mean_std.png",
+        "results/figures/mlm/mlm_per_level.png",
+    ]
+
+
 def all_targets():
     """Every final output of the workflow, in topic order."""
     return (
