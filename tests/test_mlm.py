@@ -299,3 +299,29 @@ def test_choose_examples():
     assert mlm.choose_examples(np.array([5, 3, 22561]), [8688, 22561]) == [22561, 3]
     assert mlm.choose_examples(np.array([7]), [8688, 22561]) == [7]
     assert mlm.choose_examples(np.array([], int), [1, 2]) == []
+
+
+def test_accuracy_paper_comparison_level_means_and_brightness():
+    from reliquant.mlm import accuracy_paper_comparison
+
+    rows = [("clean", 0, 100, 0.99)]
+    for name, base in (("brightness", 0.9), ("fog", 0.7)):
+        rows += [(name, lvl, 100, base - 0.05 * lvl) for lvl in range(1, 11)]
+    acc = pd.DataFrame(rows, columns=["corruption", "level", "n", "accuracy"])
+    paper = {
+        "train_accuracy": 0.98,
+        "test_accuracy": 0.97,
+        "level1_mean_accuracy": 0.8,
+        "level10_mean_accuracy": 0.4,
+        "perturbed_max_accuracy": 0.9,
+        "perturbed_min_accuracy": 0.3,
+        "brightness_level1_accuracy": 0.85,
+        "brightness_level10_accuracy": 0.5,
+    }
+    out = accuracy_paper_comparison(acc, 0.981, 0.975, paper, "clean").set_index("quantity")
+    assert out.loc["mean accuracy at level 1", "ours"] == pytest.approx((0.85 + 0.65) / 2)
+    assert out.loc["mean accuracy at level 10", "ours"] == pytest.approx((0.4 + 0.2) / 2)
+    assert out.loc["minimum over corruption x level", "ours"] == pytest.approx(0.2)
+    assert out.loc["maximum over corruption x level", "ours"] == pytest.approx(0.85)
+    assert out.loc["brightness, level 10", "paper"] == 0.5
+    assert out.loc["clean partition accuracy", "ours"] == pytest.approx(0.99)

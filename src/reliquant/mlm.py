@@ -26,6 +26,7 @@ the matrices of its parts (:func:`combine_min`); the workflow computes ``D`` onc
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -273,6 +274,49 @@ def accuracy_by_group(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     g = pd.DataFrame({k: frame[k].to_numpy() for k in keys}).assign(hit=hit)
     out = g.groupby(keys, sort=True).agg(n=("hit", "size"), accuracy=("hit", "mean")).reset_index()
     return out
+
+
+def accuracy_paper_comparison(
+    accuracy: pd.DataFrame,
+    train_accuracy: float,
+    test_accuracy: float,
+    paper: Mapping[str, float],
+    clean_partition: str,
+) -> pd.DataFrame:
+    """Our accuracies beside the numbers of paper 004 (Sections 4.1 and 4.4).
+
+    ``accuracy`` is :func:`accuracy_by_group` over ``corruption, level``; ``paper`` is the
+    config's ``mlm.paper_reference``. Returns columns ``quantity, ours, paper`` (NaN where the
+    paper states nothing); level means average the corruptions at the lowest and highest level.
+    """
+    nan = float("nan")
+    pert = accuracy[accuracy["corruption"] != clean_partition]
+    clean = accuracy.loc[accuracy["corruption"] == clean_partition, "accuracy"]
+    by_level = pert.groupby("level")["accuracy"].mean()
+    levels = sorted(pert["level"].unique())
+    lo, hi = levels[0], levels[-1]
+    bright = pert[pert["corruption"] == "brightness"].set_index("level")["accuracy"]
+    rows = [
+        ("CNN train accuracy (last epoch)", train_accuracy, paper["train_accuracy"]),
+        ("CNN test accuracy", test_accuracy, paper["test_accuracy"]),
+        ("clean partition accuracy", clean.iloc[0] if len(clean) else nan, nan),
+        (f"mean accuracy at level {lo}", by_level[lo], paper["level1_mean_accuracy"]),
+        (f"mean accuracy at level {hi}", by_level[hi], paper["level10_mean_accuracy"]),
+        (
+            "maximum over corruption x level",
+            pert["accuracy"].max(),
+            paper["perturbed_max_accuracy"],
+        ),
+        (
+            "minimum over corruption x level",
+            pert["accuracy"].min(),
+            paper["perturbed_min_accuracy"],
+        ),
+        (f"brightness, level {lo}", bright.get(lo, nan), paper["brightness_level1_accuracy"]),
+        (f"brightness, level {hi}", bright.get(hi, nan), paper["brightness_level10_accuracy"]),
+    ]
+    frame = pd.DataFrame(rows, columns=["quantity", "ours", "paper"])
+    return frame.astype({"ours": np.float64, "paper": np.float64})
 
 
 def matrix_to_long(matrix: np.ndarray, value: str) -> pd.DataFrame:

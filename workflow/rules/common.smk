@@ -61,6 +61,48 @@ def nbc_targets():
     ]
 
 
+# --- trees -------------------------------------------------------------------------------
+wildcard_constraints:
+    trees_size=r"\d+",
+
+
+TREES = config["trees"]
+# Table 3: resized MNIST size -> decision-tree depths (the rows of the paper's table).
+TREES_TABLE3_DEPTHS = {int(m["size"]): list(m["depths"]) for m in TREES["table3"]["models"]}
+# Table 3 parameters shared by every size (everything but the model list).
+TREES_TABLE3_SETTINGS = {k: v for k, v in TREES["table3"].items() if k != "models"}
+# Topic-wide parameters every robustness job uses.
+TREES_COMMON = {k: TREES[k] for k in ("seed", "engine_tol", "prune_level", "mnist_resize")}
+TREES_FIGS = "results/figures/trees"
+TREES_TARGETS = [
+    "results/trees/table1.parquet",
+    "results/trees/table1.md",
+    f"{TREES_FIGS}/table1_scatter.png",
+    "results/trees/table2.parquet",
+    "results/trees/table2.md",
+    f"{TREES_FIGS}/table2_runtimes.png",
+    "results/trees/table3.parquet",
+    "results/trees/table3.md",
+    f"{TREES_FIGS}/table3_scatter.png",
+    "results/trees/pima.parquet",
+    "results/trees/pima.md",
+    f"{TREES_FIGS}/pima_hist.png",
+    f"{TREES_FIGS}/pima_hist.pdf",
+    "results/trees/iris_mixed.parquet",
+    "results/trees/iris_mixed.md",
+    f"{TREES_FIGS}/iris_mixed.png",
+    f"{TREES_FIGS}/iris_mixed.pdf",
+    "results/trees/summary.md",
+    "results/trees/comparison.parquet",
+    "results/trees/claims.parquet",
+]
+# The topic's final outputs for the current config (collected by all_targets()).
+
+
+def trees_targets():
+    return list(TREES_TARGETS)
+
+
 # --- pmnist ------------------------------------------------------------------------------
 PMNIST = config["pmnist"]
 PMNIST_CORRUPTIONS = list(PMNIST["corruptions"])
