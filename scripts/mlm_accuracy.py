@@ -7,7 +7,7 @@ import pandas as pd
 import pyarrow as pa
 
 from reliquant.io import frame_to_markdown, read_frame, save_figure, write_frame, write_text
-from reliquant.mlm import accuracy_by_group
+from reliquant.mlm import COMPARISON_SCHEMA, accuracy_by_group, accuracy_paper_comparison
 from reliquant.mlm_figures import accuracy_heatmap_figure, accuracy_lines_figure
 from reliquant.plotting import apply_style
 from reliquant.runlog import setup_logging
@@ -30,35 +30,11 @@ schema = pa.schema(
 write_frame(acc, snakemake.output.table, schema)
 
 pert = acc[acc["corruption"] != clean]
-clean_acc = acc.loc[acc["corruption"] == clean, "accuracy"]
-by_level = pert.groupby("level")["accuracy"].mean()
-levels = sorted(pert["level"].unique())
-lo, hi = levels[0], levels[-1]
-bright = pert[pert["corruption"] == "brightness"].set_index("level")["accuracy"]
 train_log = read_frame(snakemake.input.training_log).iloc[-1]
-nan = float("nan")
-summary = pd.DataFrame(
-    [
-        ("CNN train accuracy (last epoch)", train_log["train_accuracy"], paper["train_accuracy"]),
-        ("CNN test accuracy", train_log["test_accuracy"], paper["test_accuracy"]),
-        ("clean partition accuracy", clean_acc.iloc[0] if len(clean_acc) else nan, nan),
-        (f"mean accuracy at level {lo}", by_level[lo], paper["level1_mean_accuracy"]),
-        (f"mean accuracy at level {hi}", by_level[hi], paper["level10_mean_accuracy"]),
-        (
-            "maximum over corruption x level",
-            pert["accuracy"].max(),
-            paper["perturbed_max_accuracy"],
-        ),
-        (
-            "minimum over corruption x level",
-            pert["accuracy"].min(),
-            paper["perturbed_min_accuracy"],
-        ),
-        (f"brightness, level {lo}", bright.get(lo, nan), paper["brightness_level1_accuracy"]),
-        (f"brightness, level {hi}", bright.get(hi, nan), paper["brightness_level10_accuracy"]),
-    ],
-    columns=["quantity", "ours", "paper"],
+summary = accuracy_paper_comparison(
+    acc, train_log["train_accuracy"], train_log["test_accuracy"], paper, clean
 )
+write_frame(summary, snakemake.output.comparison, COMPARISON_SCHEMA)
 pivot = pert.pivot(index="corruption", columns="level", values="accuracy")
 pivot.loc["mean"] = pivot.mean(0)
 table = pivot.reset_index()

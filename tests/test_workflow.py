@@ -74,7 +74,7 @@ def _bad_config(tmp_path, dotted: str, value) -> str:
         pytest.fail(f"config.yaml has no key {dotted}; update this test")
     node[key] = value
     path = tmp_path / "bad.yaml"
-    path.write_text(yaml.safe_dump(config))
+    path.write_text(yaml.safe_dump(config, sort_keys=False))
     return str(path)
 
 
@@ -189,7 +189,7 @@ def test_changing_one_experiment_parameter_reruns_only_that_experiment(smoke_run
     config = yaml.safe_load((work / "config.yaml").read_text())
     smoke.setdefault(section, {})[key] = config[section][key] + 1
     changed = tmp_path / "changed.yaml"
-    changed.write_text(yaml.safe_dump(smoke))
+    changed.write_text(yaml.safe_dump(smoke, sort_keys=False))  # key order is part of params
     proc = snakemake(work, "-n", "--configfile", str(changed))
     jobs = set(planned_jobs(proc.stdout + proc.stderr))
     assert jobs & CHANGED_PARAM_RULES, jobs

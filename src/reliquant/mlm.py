@@ -276,6 +276,12 @@ def accuracy_by_group(frame: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return out
 
 
+#: Schema of :func:`accuracy_paper_comparison` tables.
+COMPARISON_SCHEMA = pa.schema(
+    [("quantity", pa.string()), ("ours", pa.float64()), ("paper", pa.float64())]
+)
+
+
 def accuracy_paper_comparison(
     accuracy: pd.DataFrame,
     train_accuracy: float,

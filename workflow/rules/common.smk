@@ -164,6 +164,21 @@ def mlm_targets():
     ]
 
 
+# --- report ------------------------------------------------------------------------------
+# Section titles of the cross-paper summary, keyed by the paper files in shared/papers.
+PAPER_TITLES = {
+    "000": "Robustness quantification for Naive Bayes (paper 000)",
+    "001": "Probabilistic robustness of tree ensembles, first version (paper 001)",
+    "002": "Probabilistic robustness of tree ensembles, revised (paper 002)",
+    "004": "Misclassification Likelihood Matrix (paper 004)",
+}
+BENCH_TOPICS = ["nbc", "trees", "pmnist", "mlm"]
+
+
+def report_targets():
+    return ["results/summary.md"]
+
+
 def all_targets():
     """Every final output of the workflow, in topic order."""
     return (

@@ -178,6 +178,7 @@ rule mlm_accuracy:
         training_log="results/mlm/training_log.parquet",
     output:
         table="results/mlm/accuracy.parquet",
+        comparison="results/mlm/paper_comparison.parquet",
         md="results/mlm/accuracy.md",
         fig5=report(
             "results/figures/mlm/figure5_accuracy_by_level.png",
