@@ -108,7 +108,9 @@ def render_summary(
     for key, title in papers.items():
         lines += ["", f"## {title}", ""]
         table = comparisons[comparisons["paper"] == key]
-        if len(table):
+        if not len(table):
+            lines.append("The paper states no number our run reproduces; its claims follow.")
+        else:
             lines.append("| quantity | paper | ours | difference | unit | note |")
             lines.append("|---|---:|---:|---:|---|---|")
             for row in table.itertuples(index=False):

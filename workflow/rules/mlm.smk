@@ -16,7 +16,12 @@ rule mlm_train:
     output:
         model="results/mlm/cnn.pt",
         log="results/mlm/training_log.parquet",
-        md="results/mlm/training_log.md",
+        md=report(
+            "results/mlm/training_log.md",
+            caption="../report/mlm_training_log.rst",
+            category="MLM (paper 004)",
+            subcategory="Training",
+        ),
     params:
         train=config["mlm"]["train"],
         seed=config["mlm"]["seed"],
@@ -68,7 +73,12 @@ rule mlm_centroids:
     output:
         centroids="results/mlm/centroids.parquet",
         table1="results/mlm/table1_centroid_shift.parquet",
-        table1_md="results/mlm/table1_centroid_shift.md",
+        table1_md=report(
+            "results/mlm/table1_centroid_shift.md",
+            caption="../report/mlm_table1.rst",
+            category="MLM (paper 004)",
+            subcategory="Centroids",
+        ),
         misclustered="results/mlm/misclustered.parquet",
     params:
         kmeans=config["mlm"]["kmeans"],
@@ -179,7 +189,12 @@ rule mlm_accuracy:
     output:
         table="results/mlm/accuracy.parquet",
         comparison="results/mlm/paper_comparison.parquet",
-        md="results/mlm/accuracy.md",
+        md=report(
+            "results/mlm/accuracy.md",
+            caption="../report/mlm_accuracy_table.rst",
+            category="MLM (paper 004)",
+            subcategory="Perturbed accuracy",
+        ),
         fig5=report(
             "results/figures/mlm/figure5_accuracy_by_level.png",
             caption="../report/mlm_figure5.rst",

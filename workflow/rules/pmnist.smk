@@ -64,7 +64,12 @@ rule pmnist_summary:
         ),
     output:
         table="results/pmnist/summary.parquet",
-        md="results/pmnist/summary.md",
+        md=report(
+            "results/pmnist/summary.md",
+            caption="../report/pmnist_summary.rst",
+            category="MLM (paper 004)",
+            subcategory="Perturbed MNIST",
+        ),
         fig=report(
             "results/figures/pmnist/mean_intensity.png",
             caption="../report/pmnist_mean_intensity.rst",

@@ -13,7 +13,12 @@ rule trees_table1:
         iris="results/data/iris.parquet",
     output:
         table="results/trees/table1.parquet",
-        md="results/trees/table1.md",
+        md=report(
+            "results/trees/table1.md",
+            caption="../report/trees_table1.rst",
+            category="Tree robustness (papers 001/002)",
+            subcategory="Table 1: Iris, all vs 99 % boxes",
+        ),
         png=report(
             "results/figures/trees/table1_scatter.png",
             caption="../report/trees_table1.rst",
@@ -41,7 +46,12 @@ rule trees_table2:
     output:
         table="results/trees/table2.parquet",
         runtimes="results/trees/table2_runtimes.tsv",
-        md="results/trees/table2.md",
+        md=report(
+            "results/trees/table2.md",
+            caption="../report/trees_table2.rst",
+            category="Tree robustness (papers 001/002)",
+            subcategory="Table 2: MNIST 5x5 random forest runtimes",
+        ),
         png=report(
             "results/figures/trees/table2_runtimes.png",
             caption="../report/trees_table2.rst",
@@ -86,7 +96,12 @@ rule trees_table3:
         expand("results/trees/table3/size{size}.parquet", size=list(TREES_TABLE3_DEPTHS)),
     output:
         table="results/trees/table3.parquet",
-        md="results/trees/table3.md",
+        md=report(
+            "results/trees/table3.md",
+            caption="../report/trees_table3.rst",
+            category="Tree robustness (papers 001/002)",
+            subcategory="Table 3: MNIST decision trees, exact vs Monte Carlo",
+        ),
         png=report(
             "results/figures/trees/table3_scatter.png",
             caption="../report/trees_table3.rst",
@@ -106,7 +121,12 @@ rule trees_pima:
         pima="results/data/pima.parquet",
     output:
         table="results/trees/pima.parquet",
-        md="results/trees/pima.md",
+        md=report(
+            "results/trees/pima.md",
+            caption="../report/trees_pima.rst",
+            category="Tree robustness (papers 001/002)",
+            subcategory="Figure 4 (002): Pima, XGBoost, NORTA noise",
+        ),
         png=report(
             "results/figures/trees/pima_hist.png",
             caption="../report/trees_pima.rst",
@@ -132,7 +152,12 @@ rule trees_iris_mixed:
         iris="results/data/iris.parquet",
     output:
         table="results/trees/iris_mixed.parquet",
-        md="results/trees/iris_mixed.md",
+        md=report(
+            "results/trees/iris_mixed.md",
+            caption="../report/trees_iris_mixed.rst",
+            category="Tree robustness (papers 001/002)",
+            subcategory="Figure 5 (001): Iris, XGBoost, mixed noise",
+        ),
         png=report(
             "results/figures/trees/iris_mixed.png",
             caption="../report/trees_iris_mixed.rst",
@@ -162,7 +187,12 @@ rule trees_summary:
         pima="results/trees/pima.parquet",
         iris_mixed="results/trees/iris_mixed.parquet",
     output:
-        md="results/trees/summary.md",
+        md=report(
+            "results/trees/summary.md",
+            caption="../report/trees_summary.rst",
+            category="Tree robustness (papers 001/002)",
+            subcategory="Summary",
+        ),
         comparison="results/trees/comparison.parquet",
         claims="results/trees/claims.parquet",
     params:
