@@ -178,9 +178,17 @@ def poisson_from_uniform(u: np.ndarray, lam: float) -> np.ndarray:
     kmax = int(lam + 12.0 * math.sqrt(lam) + 40)
     k = np.arange(kmax + 1, dtype=np.float64)
     logpmf = -lam + k * math.log(lam) - np.array([math.lgamma(v + 1) for v in k])
-    cdf = np.cumsum(np.exp(logpmf))
+    pmf = np.exp(logpmf)
+    cdf = np.cumsum(pmf)
     cdf[-1] = 1.0
-    return np.searchsorted(cdf, u, side="right").astype(np.float64)
+    # Upper half: u < F(k) <=> 1 - u > S(k) with S(k) = sum_{j > k} pmf(j). The cumulative
+    # sum F saturates just below 1 in float64, S does not, so invert S there.
+    sf = np.concatenate([np.cumsum(pmf[::-1])[::-1][1:], [0.0]])
+    u = np.asarray(u, dtype=np.float64)
+    upper = u >= 0.5
+    out = np.searchsorted(cdf, u, side="right")
+    out[upper] = np.searchsorted(-sf, -(1.0 - u[upper]), side="right")
+    return out.astype(np.float64)
 
 
 # --------------------------------------------------------------------------------------
