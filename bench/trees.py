@@ -12,8 +12,6 @@ Run standalone:  python bench/trees.py --out results/bench/trees.md
 or via Snakemake: snakemake --cores 1 results/bench/trees.md
 """
 
-from __future__ import annotations
-
 import argparse
 import gzip
 import resource
@@ -242,4 +240,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    if "snakemake" in globals():  # rule bench_trees (script directive)
+        from reliquant.runlog import setup_logging
+
+        setup_logging(snakemake.log[0], "trees")  # noqa: F821
+        main(["--out", snakemake.output[0], "--jobs", str(snakemake.threads)])  # noqa: F821
+    else:
+        raise SystemExit(main())

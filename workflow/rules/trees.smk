@@ -221,8 +221,8 @@ rule bench_trees:
     threads: 2
     conda:
         ENV_CORE
-    shell:
-        "python bench/trees.py --root . --jobs {threads} --out {output} > {log} 2>&1"
+    script:
+        "../../bench/trees.py"
 
 
 # ---- end bench_trees ----------------------------------------------------------------------
