@@ -39,6 +39,12 @@ def test_slurm_profile_dry_run():
     assert planned_jobs(proc.stdout + proc.stderr).get("mlm_train") == 1
 
 
+def test_bench_target_collects_every_topic():
+    proc = snakemake(REPO, "-n", "--forceall", "bench")
+    jobs = planned_jobs(proc.stdout + proc.stderr)
+    assert {"bench_nbc", "bench_trees", "bench_pmnist", "bench_mlm", "bench"} <= set(jobs), jobs
+
+
 def test_snakemake_lint_is_clean():
     proc = snakemake(REPO, "--lint", check=False)
     out = proc.stdout + proc.stderr
