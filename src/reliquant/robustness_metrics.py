@@ -27,16 +27,21 @@ def _check_log_joint(log_joint: np.ndarray) -> np.ndarray:
     return lj
 
 
+def _resolve_c_hat(lj: np.ndarray, c_hat: np.ndarray | None) -> np.ndarray:
+    """The predicted class per row: ``argmax_c log p(c, f)`` unless given (then checked)."""
+    if c_hat is None:
+        return np.argmax(lj, axis=1)
+    c_hat = np.asarray(c_hat)
+    if c_hat.shape != (lj.shape[0],):
+        raise ValueError(f"c_hat must have shape ({lj.shape[0]},); got {c_hat.shape}")
+    return c_hat
+
+
 def _top_two(lj: np.ndarray, c_hat: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """``log p(c_hat, f)`` and ``max_{c != c_hat} log p(c, f)`` for every row."""
     n = lj.shape[0]
     rows = np.arange(n)
-    if c_hat is None:
-        c_hat = np.argmax(lj, axis=1)
-    else:
-        c_hat = np.asarray(c_hat)
-        if c_hat.shape != (n,):
-            raise ValueError(f"c_hat must have shape ({n},); got {c_hat.shape}")
+    c_hat = _resolve_c_hat(lj, c_hat)
     top = lj[rows, c_hat]
     rest = lj.copy()
     rest[rows, c_hat] = -np.inf
@@ -169,12 +174,7 @@ def eps_loc(
     n, k, m = lf.shape
     rows = np.arange(n)
     lj = lf.sum(axis=2)
-    if c_hat is None:
-        c_hat = np.argmax(lj, axis=1)
-    else:
-        c_hat = np.asarray(c_hat)
-        if c_hat.shape != (n,):
-            raise ValueError(f"c_hat must have shape ({n},); got {c_hat.shape}")
+    c_hat = _resolve_c_hat(lj, c_hat)
     n_bisection_steps(tol)  # validates tol
     target = lj[rows, c_hat]
     others = np.ones((n, k), dtype=bool)
