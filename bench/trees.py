@@ -13,7 +13,6 @@ or via Snakemake: snakemake --cores 1 results/bench/trees.md
 """
 
 import argparse
-import gzip
 import resource
 import statistics
 import sys
@@ -44,19 +43,14 @@ def load_mnist(root: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarr
         xte, yte = load_mnist_split(test)
         return xtr, ytr, xte, yte
 
-    def idx(path: Path) -> np.ndarray:  # fallback: the raw IDX files
-        with gzip.open(path, "rb") as fh:
-            raw = fh.read()
-        ndim = raw[3]
-        shape = tuple(int.from_bytes(raw[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim))
-        return np.frombuffer(raw, dtype=np.uint8, offset=4 + 4 * ndim).reshape(shape)
+    from reliquant.datasets import read_idx  # fallback: the raw IDX files
 
     d = root / "data/raw/mnist"
     return (
-        idx(d / "train-images-idx3-ubyte.gz"),
-        idx(d / "train-labels-idx1-ubyte.gz"),
-        idx(d / "t10k-images-idx3-ubyte.gz"),
-        idx(d / "t10k-labels-idx1-ubyte.gz"),
+        read_idx(d / "train-images-idx3-ubyte.gz"),
+        read_idx(d / "train-labels-idx1-ubyte.gz"),
+        read_idx(d / "t10k-images-idx3-ubyte.gz"),
+        read_idx(d / "t10k-labels-idx1-ubyte.gz"),
     )
 
 

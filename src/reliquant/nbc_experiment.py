@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from reliquant.acceptance import accuracy_acceptance_curve, area_under_curve
+from reliquant.io import frame_to_markdown
 from reliquant.nbc import cv_alpha, fit_nbc, log_factors, log_joint
 from reliquant.robustness_metrics import eps_glob, eps_loc
 from reliquant.seeding import block_rng
@@ -427,14 +428,14 @@ def claims_markdown(summary: pd.DataFrame, claims: pd.DataFrame, z: float) -> st
         "accuracy over r = 1/n, ..., 1), mean ± sample standard deviation over the training sets",
         "of each (N_train, gamma) cell. Higher is better.",
         "",
-        frame_to_markdown_safe(wide),
+        frame_to_markdown(wide),
         "## Claims check",
         "",
         "Per cell, the best robustness metric against the best uncertainty metric (by mean AUC);",
         f"`diff` is their paired AUC difference, `better`/`worse` beyond {z:g} standard errors,",
         "`tie` otherwise. A cell is *hard* with N_train below the largest or gamma > 0.",
         "",
-        frame_to_markdown_safe(cl),
+        frame_to_markdown(cl),
         "## Verdict",
         "",
         f"- Robustness beats uncertainty when data are few or shifted: better in {n_hard_better} of "
@@ -445,13 +446,6 @@ def claims_markdown(summary: pd.DataFrame, claims: pd.DataFrame, z: float) -> st
         "",
     ]
     return "\n".join(lines)
-
-
-def frame_to_markdown_safe(frame: pd.DataFrame) -> str:
-    """GitHub markdown table with 4 significant digits (``reliquant.io.frame_to_markdown``)."""
-    from reliquant.io import frame_to_markdown
-
-    return frame_to_markdown(frame, floatfmt=".4g")
 
 
 def plot_curve_grid(curves: pd.DataFrame, stat: str, title: str | None = None) -> Figure:
