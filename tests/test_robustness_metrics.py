@@ -267,3 +267,35 @@ def test_eps_loc_certified_to_tolerance(seed: int, m: int, spread: float) -> Non
     fast = eps_loc(lf)
     slow = [eps_loc_scalar(lf[j, :, 0], lf[j, :, 1:]) for j in range(30)]
     np.testing.assert_allclose(fast, slow, atol=1e-12, rtol=0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    m=st.integers(1, 12),
+    spread=st.floats(0.1, 40.0),
+    iters=st.integers(0, 8),
+)
+def test_newton_lower_bound_never_overshoots(seed: int, m: int, spread: float, iters: int) -> None:
+    """The monotone Newton iterates of eps_loc's solver stay below the root at every step
+    (the property the solver's bracket relies on) and reach it; roots by scipy's brentq."""
+    from scipy.optimize import brentq
+
+    from reliquant.robustness_metrics import _newton_lower_bound
+
+    rng = np.random.default_rng(seed)
+    n, k1 = 6, 3
+    p = np.exp(-rng.uniform(0, spread, size=(m, n, k1)))
+    h0 = np.log(p).sum(axis=0).max(axis=1)  # max_c h_c(0) < target <= 0 <= h_c(1)
+    target = h0 * rng.uniform(0.0, 0.999, size=n)
+
+    def h(t: float, i: int, c: int) -> float:
+        return float(np.log(p[:, i, c] + t).sum() - target[i])
+
+    truth = np.array(
+        [min(brentq(h, 0.0, 1.0, args=(i, c), xtol=1e-15) for c in range(k1)) for i in range(n)]
+    )
+    low = _newton_lower_bound(p, target, max_iter=iters, tol=0.0)
+    assert np.all(low <= truth + 4e-15 * (1 + truth))
+    full = _newton_lower_bound(p, target, max_iter=200, tol=1e-16)
+    np.testing.assert_allclose(full, truth, atol=1e-12, rtol=0)

@@ -213,3 +213,35 @@ def test_time_limit_gives_valid_bounds(data):
     fast = exact_robustness(ens, noise, mu, tol=1e-9, max_boxes=10, batch=4)
     assert not fast.converged
     assert fast.lower - 1e-12 <= g.robustness <= fast.upper + 1e-12
+
+
+def test_search_dimension_counts_match_the_model(data):
+    """With tol = 0 the root box is the whole space: every tree with a split is live and the
+    active features are exactly the features the model splits on; a tight root box (small
+    noise far from every boundary along mu's paths) leaves fewer."""
+    X, y = data
+    model = RandomForestClassifier(6, max_depth=3, random_state=1).fit(X, y)
+    ens = extract_ensemble(model)
+    mu = X[0]
+    r = exact_robustness(ens, IndependentNormal(mu, 0.5), mu, tol=0.0)
+    used = {int(f) for t in ens.trees for f in t.feature[t.left >= 0]}
+    assert r.n_active_features == len(used)
+    assert r.n_live_trees == sum(int((t.left >= 0).any()) for t in ens.trees)
+    tiny = exact_robustness(ens, IndependentNormal(mu, 1e-6), mu, tol=1e-9)
+    assert tiny.n_live_trees == 0 and tiny.n_active_features == 0
+    assert tiny.lower == 1.0 - tiny.gap and tiny.upper == 1.0
+
+
+def test_memory_cap_stops_with_valid_bounds(data):
+    X, y = data
+    ens = extract_ensemble(RandomForestClassifier(8, max_depth=4, random_state=0).fit(X, y))
+    mu = X[0]
+    noise = IndependentNormal(mu, 0.5)
+    full = exact_robustness(ens, noise, mu, tol=1e-9)
+    assert full.converged
+    # room for a handful of pending boxes only (two float64 corners per active feature)
+    cap = 8 * 2 * 8 * full.n_active_features
+    capped = exact_robustness(ens, noise, mu, tol=1e-9, max_memory=cap, batch=4)
+    assert not capped.converged and capped.gap > 1e-9
+    assert capped.n_boxes < full.n_boxes
+    assert capped.lower - 1e-12 <= full.robustness <= capped.upper + 1e-12

@@ -332,3 +332,17 @@ def test_paper_comparison_reports_differences():
     holds = {c.claim: c.holds for c in claims + timing_claims}
     assert holds["the 99 % boxes are much faster than all boxes (Table 2)"]
     assert holds["the 99 % boxes change robustness by at most 1 percentage point"]
+
+
+def test_tables_refuse_engine_bounds_wider_than_tol(monkeypatch):
+    """A table never stores the midpoint of an unconverged search as 'exact'."""
+    import reliquant.tree_engine as engine
+
+    real = engine.exact_robustness
+    monkeypatch.setattr(
+        engine, "exact_robustness", lambda *a, **k: real(*a, **k, max_boxes=1, batch=1)
+    )
+    x, y = _data(d=2)
+    ens = extract_ensemble(fit_decision_tree(x, y, 3, 5))
+    with pytest.raises(RuntimeError, match="did not reach tol=1e-12"):
+        box_comparison(ens, x[:6], 0.01, 0.99, 1e-12)

@@ -131,20 +131,31 @@ class _LogPhi:
             out = np.log(prod) if out is None else out + np.log(prod)
         return out
 
-    def slope(self, t: np.ndarray, cls: np.ndarray, sel: np.ndarray) -> np.ndarray:
-        """``d/dt sum_j log(p_cj + t) = sum_j 1 / (p_cj + t)`` for class ``cls`` of each instance."""
-        rows = sel
-        if self.exact:
-            lf = self.lf[rows, cls]  # (n_sel, M)
-            with np.errstate(divide="ignore"):
-                log_t = np.log(t)
-            return np.exp(-np.logaddexp(lf, log_t[:, None])).sum(axis=1)
-        p = self.p[:, rows, cls]  # (M, n_sel)
-        return (1.0 / (p + t)).sum(axis=0)
-
 
 def _t(eps: np.ndarray) -> np.ndarray:
     return eps / (1.0 - eps)
+
+
+def _newton_lower_bound(p: np.ndarray, target: np.ndarray, max_iter: int, tol: float) -> np.ndarray:
+    """Lower bound on ``t* = min_c t_c`` where ``sum_j log(p[j, i, c] + t_c) = target[i]``.
+
+    ``p``: (M, n, K-1) local probabilities (linear domain, all > 0). Each ``h_c`` is concave and
+    increasing, so its tangent lies above it: a Newton step from a point below the root lands
+    at or below the root, and the iterates increase monotonically to it (quadratically near
+    it). Start: Jensen, ``h_c(t) <= M log(mean_j p_cj + t)``, so ``exp(T / M) - mean_j p_cj``
+    is below the root. Stops after ``max_iter`` steps or when every step is <= ``tol``.
+    """
+    m = p.shape[0]
+    T = target[:, None]
+    t = np.maximum(np.exp(T / m) - p.mean(axis=0), 0.0)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for _ in range(max_iter):
+            pt = p + t
+            step = np.fmax((T - np.log(pt).sum(axis=0)) / (1.0 / pt).sum(axis=0), 0.0)
+            t = t + step
+            if step.max() <= tol:
+                break
+    return t.min(axis=1)
 
 
 def eps_loc(
@@ -159,11 +170,14 @@ def eps_loc(
     underflows however many features there are. ``g(0) < 0`` for a unique maximiser and
     ``g(1/2) >= 0`` (all factors >= 1 at t = 1), so the root lies in [0, 1/2].
 
-    Solver, vectorised over instances: 8 bisection steps (bracket < 2e-3), then 5 safeguarded
-    Newton steps on the active class (a step leaving the bracket is replaced by bisection; the
-    bracket is updated from the sign of g at every iterate), then a certificate: the estimate x
-    is accepted when ``g(x - tol/2) < 0 <= g(x + tol/2)``, which proves ``|x - eps_loc| <= tol/2``.
-    Instances without a certificate finish by plain bisection to ``tol``.
+    Solver, vectorised over instances and classes: with ``t = eps / (1 - eps)`` each class's
+    ``h_c(t) = sum_j log(p_cj + t)`` is concave and increasing, and ``t* = min_c t_c`` with
+    ``h_c(t_c) = log p(c_hat, f)``. Newton's method started below ``t_c`` (Jensen's bound
+    ``exp(T / M) - mean_j p_cj``) climbs monotonically to it without overshooting
+    (:func:`_newton_lower_bound`), so the iterates are certified lower bounds. A certificate
+    then accepts the estimate x when ``g(x - tol/2) < 0 <= g(x + tol/2)``, which proves
+    ``|x - eps_loc| <= tol/2``; instances without one (slow convergence or factors below
+    exp(-700)) finish by bisection from their lower bound to ``tol``.
 
     ``log_factors`` has shape (n, K, M): ``log p(c)`` and the ``log p(f_i | c)`` at the
     instance's features (:func:`reliquant.nbc.log_factors`); any product-form model whose
@@ -187,36 +201,20 @@ def eps_loc(
     lf_other = lf[idx][others[idx]].reshape(idx.size, k - 1, m)
     target = target[idx]
     log_phi = _LogPhi(lf_other)
-    all_ = np.arange(idx.size)
     every = slice(None)
 
     def g(eps: np.ndarray, sel: np.ndarray | slice) -> np.ndarray:
         return log_phi(_t(eps), sel).max(axis=1) - target[sel]
 
-    lo = np.zeros(idx.size)
+    # phase 1: monotone Newton from below on every class's root (in t = eps / (1 - eps))
+    if log_phi.exact:  # factors below exp(-700): no linear-domain Newton, bisection only
+        x = np.zeros(idx.size)
+    else:
+        t_low = _newton_lower_bound(log_phi.p, target, max_iter=12, tol=0.25 * tol)
+        x = t_low / (1.0 + t_low)
+    lo = x.copy()
     hi = np.full(idx.size, 0.5)
-    # phase 1: bisection to a bracket of 0.5 / 2**8 < 2e-3
-    for _ in range(min(8, n_bisection_steps(tol))):
-        mid = 0.5 * (lo + hi)
-        up = g(mid, every) >= 0
-        hi = np.where(up, mid, hi)
-        lo = np.where(up, lo, mid)
-    # phase 2: safeguarded Newton on the active class
-    x = 0.5 * (lo + hi)
-    for _ in range(5):
-        t = _t(x)
-        vals = log_phi(t, every)
-        act = vals.argmax(axis=1)
-        gx = vals[all_, act] - target
-        up = gx >= 0
-        hi = np.where(up, x, hi)
-        lo = np.where(up, lo, x)
-        dg = log_phi.slope(t, act, all_) / (1.0 - x) ** 2  # d g / d eps
-        with np.errstate(divide="ignore", invalid="ignore"):
-            nx = x - gx / dg
-        inside = np.isfinite(nx) & (nx >= lo) & (nx <= hi)
-        x = np.where(inside, nx, 0.5 * (lo + hi))
-    # phase 3: certificate g(x - tol/2) < 0 <= g(x + tol/2)
+    # phase 2: certificate g(x - tol/2) < 0 <= g(x + tol/2)
     a = np.maximum(x - 0.5 * tol, 0.0)
     b = np.minimum(x + 0.5 * tol, 0.5)
     ok = (g(b, every) >= 0) & ((a == 0) | (g(a, every) < 0))

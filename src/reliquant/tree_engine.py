@@ -50,7 +50,11 @@ class EngineResult:
     decided (agree, disagree or resolved); outside_mass: mass outside the root box;
     dropped_mass: mass of pending boxes dropped at the end; mass_error: summed integration
     error estimate of the masses used (0 for independent noise); exact: nothing outside,
-    nothing dropped; converged: gap <= tol was reached within ``max_boxes``; seconds."""
+    nothing dropped; converged: gap <= tol was reached within ``max_boxes``; seconds;
+    n_active_features: features that cut the root box on some reachable path (the search's
+    dimension); n_live_trees: trees with more than one reachable leaf in the root box. When
+    both are in the hundreds and R is far from 0 and 1 (e.g. 100-tree forests on raw
+    MNIST pixels), no box is decided and the gap stays near 1: use Monte Carlo there."""
 
     lower: float
     upper: float
@@ -65,6 +69,8 @@ class EngineResult:
     exact: bool
     converged: bool
     seconds: float
+    n_active_features: int = 0
+    n_live_trees: int = 0
 
 
 class _Prepared:
@@ -271,6 +277,7 @@ def exact_robustness(
     max_boxes: int = 20_000_000,
     chunk_elems: int = 4_000_000,
     time_limit: float | None = None,
+    max_memory: float = 1e9,
 ) -> EngineResult:
     """Certified bounds on R(mu) = P(f(x) = f(mu)) with ``upper - lower <= tol``.
 
@@ -280,6 +287,9 @@ def exact_robustness(
     hit). ``chunk_elems`` bounds the temporary arrays (boxes x leaves x conditions).
     ``time_limit`` (seconds): stop early with the certified bounds reached so far
     (``converged=False``); the bounds stay valid, only the gap is wider than ``tol``.
+    ``max_memory`` (bytes): the same early stop when the pending boxes would need more
+    memory (two float64 corners per box and active feature), so a model the search cannot
+    decide (see :class:`EngineResult`) ends with wide bounds instead of exhausting memory.
     """
     t0 = time.perf_counter()
     if tol < 0:
@@ -343,8 +353,10 @@ def exact_robustness(
             dropped = pending
             mass_err += float(F_e.sum())
             break
-        if n_boxes >= max_boxes or (
-            time_limit is not None and time.perf_counter() - t0 > time_limit
+        if (
+            n_boxes >= max_boxes
+            or (time_limit is not None and time.perf_counter() - t0 > time_limit)
+            or F_lo.nbytes + F_hi.nbytes + 16 * F_m.shape[0] > max_memory
         ):
             dropped = pending
             mass_err += float(F_e.sum())
@@ -420,4 +432,6 @@ def exact_robustness(
         exact=(outside == 0.0 and dropped == 0.0 and converged),
         converged=converged,
         seconds=time.perf_counter() - t0,
+        n_active_features=int(len(prep.active)),
+        n_live_trees=int(prep.n_live),
     )

@@ -156,10 +156,21 @@ def grid_size(ensemble: TreeEnsemble, noise, mu: np.ndarray, prune: float | None
 
 
 def _engine():
-    """The exact engine (imported lazily: it lives in its own module)."""
+    """The exact engine (imported lazily: it lives in its own module), checked: a table
+    never holds the midpoint of bounds wider than the configured ``tol``."""
     from reliquant.tree_engine import exact_robustness
 
-    return exact_robustness
+    def certified(ensemble: TreeEnsemble, noise, mu: np.ndarray, tol: float):
+        r = exact_robustness(ensemble, noise, mu, tol=tol)
+        if not r.converged:
+            raise RuntimeError(
+                f"exact engine did not reach tol={tol:g} (bounds [{r.lower:.6g}, "
+                f"{r.upper:.6g}] after {r.n_boxes:,} boxes, {r.n_active_features} active "
+                "features); raise tol or use Monte Carlo for this model"
+            )
+        return r
+
+    return certified
 
 
 def _progress(items: Sequence, desc: str):
