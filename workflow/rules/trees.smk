@@ -207,7 +207,7 @@ rule trees_summary:
         "../../scripts/trees_summary.py"
 
 
-# ---- bench_trees (owned by the engine/benchmark session of issue 4) -----------------------
+# ---- bench_trees: the exact-engine benchmark (bench/trees.py, docs/trees.md) ----------------
 rule bench_trees:
     input:
         train="results/data/mnist_train.parquet",
