@@ -204,15 +204,21 @@ def test_iris_dt_pruned_matches_paper_scale():
     assert r.gap <= 1e-9 and abs(r.robustness - g.robustness) <= 1e-9
 
 
-def test_time_limit_gives_valid_bounds(data):
+@pytest.mark.parametrize("stop", ["max_boxes", "max_memory"])
+def test_early_stop_gives_valid_bounds(data, stop):
+    """Stopping on the box count or on the memory cap (room for a handful of pending boxes:
+    two float64 corners per active feature) leaves wider but valid certified bounds."""
     X, y = data
     ens = extract_ensemble(RandomForestClassifier(8, max_depth=4, random_state=0).fit(X, y))
     mu = X[0]
     noise = IndependentNormal(mu, 0.5)
-    g = exact_robustness(ens, noise, mu, tol=1e-9)
-    fast = exact_robustness(ens, noise, mu, tol=1e-9, max_boxes=10, batch=4)
-    assert not fast.converged
-    assert fast.lower - 1e-12 <= g.robustness <= fast.upper + 1e-12
+    full = exact_robustness(ens, noise, mu, tol=1e-9)
+    assert full.converged
+    limit = {"max_boxes": 10, "max_memory": 8 * 2 * 8 * full.n_active_features}[stop]
+    early = exact_robustness(ens, noise, mu, tol=1e-9, batch=4, **{stop: limit})
+    assert not early.converged and early.gap > 1e-9
+    assert early.n_boxes < full.n_boxes
+    assert early.lower - 1e-12 <= full.robustness <= early.upper + 1e-12
 
 
 def test_search_dimension_counts_match_the_model(data):
@@ -230,18 +236,3 @@ def test_search_dimension_counts_match_the_model(data):
     tiny = exact_robustness(ens, IndependentNormal(mu, 1e-6), mu, tol=1e-9)
     assert tiny.n_live_trees == 0 and tiny.n_active_features == 0
     assert tiny.lower == 1.0 - tiny.gap and tiny.upper == 1.0
-
-
-def test_memory_cap_stops_with_valid_bounds(data):
-    X, y = data
-    ens = extract_ensemble(RandomForestClassifier(8, max_depth=4, random_state=0).fit(X, y))
-    mu = X[0]
-    noise = IndependentNormal(mu, 0.5)
-    full = exact_robustness(ens, noise, mu, tol=1e-9)
-    assert full.converged
-    # room for a handful of pending boxes only (two float64 corners per active feature)
-    cap = 8 * 2 * 8 * full.n_active_features
-    capped = exact_robustness(ens, noise, mu, tol=1e-9, max_memory=cap, batch=4)
-    assert not capped.converged and capped.gap > 1e-9
-    assert capped.n_boxes < full.n_boxes
-    assert capped.lower - 1e-12 <= full.robustness <= capped.upper + 1e-12
