@@ -12,8 +12,7 @@ from reliquant.tree_experiments import (
     accuracy,
     fit_xgboost,
     markdown_section,
-    norta_robustness,
-    norta_schema,
+    norta_experiment,
     plot_per_sample,
     split_train_test,
 )
@@ -39,23 +38,8 @@ corr = random_correlation(
     len(IRIS_FEATURES), exp["corr_low"], exp["corr_high"], block_rng(seed, "iris_mixed", "corr")
 )
 log.info("normal correlation:\n%s", corr)
-table = norta_robustness(
-    ensemble,
-    x_te,
-    y_te,
-    specs,
-    corr,
-    exp["engine_tol"],
-    seed,
-    "iris_mixed",
-    exp["mc_draws"],
-    abseps=exp["abseps"],
-    mass_seed=block_int_seed(seed, "iris_mixed", "qmc") % 2**32,
-    method=exp["method"],
-)
-write_frame(
-    table, snakemake.output.table, norta_schema(exp["method"] == "engine" and exp["mc_draws"] > 0)
-)
+table, schema = norta_experiment(ensemble, x_te, y_te, specs, corr, exp, seed, "iris_mixed")
+write_frame(table, snakemake.output.table, schema)
 n_one = int((table["lower"] >= 1.0 - exp["engine_tol"]).sum())
 text = (
     f"Paper 001, Figure 5: Iris, XGBoost depth {exp['max_depth']} with {exp['n_estimators']} "

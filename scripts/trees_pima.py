@@ -17,8 +17,7 @@ from reliquant.tree_experiments import (
     accuracy,
     fit_xgboost,
     markdown_section,
-    norta_robustness,
-    norta_schema,
+    norta_experiment,
     plot_histogram,
     robustness_summary,
     split_train_test,
@@ -48,23 +47,8 @@ corr = spearman_to_normal_corr(spearman_matrix(x_tr))
 for f, s in zip(PIMA_FEATURES, specs, strict=True):
     log.info("noise %-25s %-11s scale %.4g", f, s.family, s.scale)
 
-table = norta_robustness(
-    ensemble,
-    x_te,
-    y_te,
-    specs,
-    corr,
-    exp["engine_tol"],
-    seed,
-    "pima",
-    exp["mc_draws"],
-    abseps=exp["abseps"],
-    mass_seed=block_int_seed(seed, "pima", "qmc") % 2**32,
-    method=exp["method"],
-)
-write_frame(
-    table, snakemake.output.table, norta_schema(exp["method"] == "engine" and exp["mc_draws"] > 0)
-)
+table, schema = norta_experiment(ensemble, x_te, y_te, specs, corr, exp, seed, "pima")
+write_frame(table, snakemake.output.table, schema)
 s = robustness_summary(table["robustness"], exp["threshold"])
 text = (
     f"Paper 002, Figure 4: Pima ({len(pima)} subjects, {len(x_te)} test), XGBoost depth "

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -29,7 +29,7 @@ from tqdm import tqdm
 from reliquant.box_mass import IndependentNormal, NortaNoise
 from reliquant.monte_carlo import monte_carlo_robustness
 from reliquant.runlog import progress_enabled
-from reliquant.seeding import block_rng
+from reliquant.seeding import block_int_seed, block_rng
 from reliquant.tree_boxes import grid_intervals, grid_robustness
 from reliquant.tree_data import MarginalSpec, marginals_at
 from reliquant.tree_structure import TreeEnsemble
@@ -408,6 +408,36 @@ def norta_robustness(
             row.update(robustness=mc.estimate, lower=mc.ci_low, upper=mc.ci_high, boxes=-1)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def norta_experiment(
+    ensemble: TreeEnsemble,
+    x_test: np.ndarray,
+    y_test: np.ndarray,
+    specs: Sequence[MarginalSpec],
+    corr: np.ndarray,
+    params: Mapping,
+    seed: int,
+    key: str,
+):
+    """:func:`norta_robustness` run from an experiment's config section (``engine_tol``,
+    ``mc_draws``, ``abseps``, ``method``; Pima and Iris-mixed), with the QMC stream seeded from
+    ``(seed, key, "qmc")``. Returns the table and its Arrow schema (:func:`norta_schema`)."""
+    table = norta_robustness(
+        ensemble,
+        x_test,
+        y_test,
+        specs,
+        corr,
+        params["engine_tol"],
+        seed,
+        key,
+        params["mc_draws"],
+        abseps=params["abseps"],
+        mass_seed=block_int_seed(seed, key, "qmc") % 2**32,
+        method=params["method"],
+    )
+    return table, norta_schema(params["method"] == "engine" and params["mc_draws"] > 0)
 
 
 def norta_schema(with_mc: bool):
