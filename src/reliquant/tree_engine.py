@@ -50,7 +50,8 @@ class EngineResult:
     decided (agree, disagree or resolved); outside_mass: mass outside the root box;
     dropped_mass: mass of pending boxes dropped at the end; mass_error: summed integration
     error estimate of the masses used (0 for independent noise); exact: nothing outside,
-    nothing dropped; converged: gap <= tol was reached within ``max_boxes``; seconds;
+    nothing dropped; converged: gap <= tol was reached within ``max_boxes``, ``time_limit``
+    and ``max_memory``; seconds;
     n_active_features: features that cut the root box on some reachable path (the search's
     dimension); n_live_trees: trees with more than one reachable leaf in the root box. When
     both are in the hundreds and R is far from 0 and 1 (e.g. 100-tree forests on raw
