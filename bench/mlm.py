@@ -21,13 +21,12 @@ import time
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 import torch
 
 from reliquant.cnn import build_cnn, train_cnn
 from reliquant.datasets import load_mnist_split
-from reliquant.inference import predict_softmax
-from reliquant.io import arrow_to_images, frame_to_markdown, write_text
+from reliquant.inference import predict_softmax, score_image_file
+from reliquant.io import frame_to_markdown, write_text
 
 TRAIN_TARGET_S = 240.0  # 10 epochs under 4 minutes
 INFER_TARGET = 10_000.0  # images per second
@@ -51,14 +50,9 @@ def time_inference(model, images, batch_size, channels_last, repeats=2) -> float
 
 
 def time_chunked_file(model, path, chunk_rows, batch_size) -> tuple[float, int]:
-    """Images per second reading ``path`` chunk by chunk and scoring each chunk (as mlm_infer)."""
-    source = pq.ParquetFile(path)
+    """Images per second of :func:`score_image_file` on ``path`` (what one mlm_infer job runs)."""
     t0 = time.perf_counter()
-    n = 0
-    for batch in source.iter_batches(batch_size=chunk_rows, columns=["image"]):
-        images = arrow_to_images(batch.column("image"))
-        predict_softmax(model, images, batch_size)
-        n += len(images)
+    n = len(score_image_file(model, path, chunk_rows=chunk_rows, batch_size=batch_size))
     return n / (time.perf_counter() - t0), n
 
 

@@ -72,3 +72,49 @@ def test_device_selection_prefers_cuda_when_present(monkeypatch):
     assert inference.select_device("cuda:0") == torch.device("cuda:0")
     assert inference.select_device("cuda:3") == torch.device("cpu")
     assert inference.select_device("cpu") == torch.device("cpu")
+
+
+def test_score_image_file_matches_predict_softmax_for_both_layouts(model, images, tmp_path):
+    """An MNIST split and a two-level partition, scored chunk by chunk, equal one in-memory
+    predict_softmax call row for row; chunk size and limit change nothing else."""
+    import pyarrow.parquet as pq
+
+    from reliquant import perturbed_mnist
+    from reliquant.datasets import mnist_table
+
+    x = images[:50]
+    labels = np.arange(50, dtype=np.uint8) % 10
+    split = tmp_path / "split.parquet"
+    pq.write_table(mnist_table(x, labels), split)
+    part = tmp_path / "part.parquet"
+    order = np.arange(50)[::-1]  # stored sorted by test_index
+    perturbed_mnist.write_partition(
+        part,
+        [perturbed_mnist.level_table(x[order], labels[order], order, "fog", lv) for lv in (1, 2)],
+    )
+    direct = inference.predict_softmax(model, x, device="cpu")
+
+    a = inference.score_image_file(model, split, chunk_rows=7, device="cpu")
+    assert list(a["corruption"].unique()) == ["none"] and set(a["level"]) == {0}
+    np.testing.assert_array_equal(a["index"], np.arange(50))
+    np.testing.assert_array_equal(a["label"], labels)
+    np.testing.assert_allclose(a[[f"p{c}" for c in range(10)]].to_numpy(), direct, atol=1e-6)
+    np.testing.assert_array_equal(a["prediction"], direct.argmax(1))
+    big = inference.score_image_file(model, split, chunk_rows=1000, device="cpu")
+    np.testing.assert_allclose(big[[f"p{c}" for c in range(10)]], direct, atol=1e-6)
+
+    seen = []
+    b = inference.score_image_file(model, part, chunk_rows=16, limit=70, on_chunk=seen.append)
+    assert len(b) == 70 and sum(seen) == 70 and max(seen) <= 16
+    assert list(b["level"][:50]) == [1] * 50 and set(b["corruption"]) == {"fog"}
+    np.testing.assert_allclose(b[[f"p{c}" for c in range(10)]][:50], direct, atol=1e-6)
+    assert len(inference.score_image_file(model, part, limit=0)) == 0
+
+
+def test_score_image_file_names_the_file_without_image_columns(model, tmp_path):
+    import pandas as pd
+
+    bad = tmp_path / "bad.parquet"
+    pd.DataFrame({"index": [0], "label": [1]}).to_parquet(bad)
+    with pytest.raises(ValueError, match=r"bad\.parquet.*\['image'\]"):
+        inference.score_image_file(model, bad)

@@ -3,19 +3,25 @@
 :func:`predict_softmax` turns uint8 images into the ``(n, 10)`` float32 softmax outputs
 ``p_i = exp(z_i) / sum_j exp(z_j)`` (paper 004, eq. 1), computed as ``exp`` of the model's
 log-softmax. It works on one batch at a time under ``torch.inference_mode`` so that memory
-stays bounded by the batch size, whatever ``n`` is; callers that read large partitions feed it
-chunk by chunk.
+stays bounded by the batch size, whatever ``n`` is. :func:`score_image_file` does the same for
+a parquet file of images (an MNIST split or a Perturbed MNIST partition), read chunk by chunk.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+from collections.abc import Callable
 
 import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
 import torch
 from torch import nn
 
 from reliquant.cnn import IMAGE_SIDE, N_CLASSES, normalise_images
+from reliquant.io import arrow_to_images
+from reliquant.mlm import softmax_frame
 
 log = logging.getLogger("reliquant.inference")
 
@@ -84,3 +90,60 @@ def predict_softmax(
             xb = xb.contiguous(memory_format=fmt)
             out[start : start + len(xb)] = model(xb).exp().float().cpu().numpy()
     return out
+
+
+def score_image_file(
+    model: nn.Module,
+    path: str | os.PathLike,
+    chunk_rows: int = 20_000,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    device: torch.device | str | None = None,
+    channels_last: bool = True,
+    limit: int | None = None,
+    on_chunk: Callable[[int], object] | None = None,
+) -> pd.DataFrame:
+    """Softmax rows (:data:`reliquant.mlm.SOFTMAX_SCHEMA`) for the images of a parquet file.
+
+    The file is an MNIST split (columns ``index``, ``label``, ``image``; scored as corruption
+    ``"none"``, level 0) or a Perturbed MNIST partition (``test_index``, ``label``, ``image``,
+    ``corruption``, ``level``). It is read ``chunk_rows`` rows at a time and each chunk is
+    scored by :func:`predict_softmax`, so memory stays bounded whatever the file's size.
+    ``limit`` scores only the first rows; ``on_chunk(n)`` is called after each chunk of
+    ``n`` images (a progress bar's ``update``).
+    """
+    if chunk_rows < 1:
+        raise ValueError(f"chunk_rows must be >= 1; got {chunk_rows}")
+    source = pq.ParquetFile(path)
+    names = source.schema_arrow.names
+    index_col = "test_index" if "test_index" in names else "index"
+    perturbed = "corruption" in names and "level" in names
+    missing = [c for c in (index_col, "label", "image") if c not in names]
+    if missing:
+        raise ValueError(f"{path}: not an MNIST image table, missing columns {missing}")
+    columns = [index_col, "label", "image"] + (["corruption", "level"] if perturbed else [])
+    total = source.metadata.num_rows if limit is None else min(limit, source.metadata.num_rows)
+    frames, done = [], 0
+    for batch in source.iter_batches(batch_size=chunk_rows, columns=columns):
+        if done >= total:
+            break
+        batch = batch.slice(0, total - done)
+        probs = predict_softmax(
+            model, arrow_to_images(batch.column("image")), batch_size, device, channels_last
+        )
+        frames.append(
+            softmax_frame(
+                batch.column(index_col).to_numpy(),
+                batch.column("label").to_numpy(),
+                batch.column("corruption").to_numpy(zero_copy_only=False) if perturbed else "none",
+                batch.column("level").to_numpy() if perturbed else 0,
+                probs,
+            )
+        )
+        done += batch.num_rows
+        if on_chunk is not None:
+            on_chunk(batch.num_rows)
+    if not frames:
+        return softmax_frame(
+            np.zeros(0), np.zeros(0), "none", 0, np.zeros((0, N_CLASSES), np.float32)
+        )
+    return pd.concat(frames, ignore_index=True)
