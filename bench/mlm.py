@@ -23,10 +23,10 @@ import numpy as np
 import pandas as pd
 import torch
 
-from reliquant.cnn import build_cnn, train_cnn
-from reliquant.datasets import load_mnist_split
-from reliquant.inference import predict_softmax, score_image_file
-from reliquant.io import frame_to_markdown, write_text
+from reliquant.core.datasets import load_mnist_split
+from reliquant.core.io import frame_to_markdown, write_text
+from reliquant.mlm.cnn import build_cnn, train_cnn
+from reliquant.mlm.inference import predict_softmax, score_image_file
 
 TRAIN_TARGET_S = 240.0  # 10 epochs under 4 minutes
 INFER_TARGET = 10_000.0  # images per second

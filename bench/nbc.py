@@ -16,11 +16,11 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from reliquant.io import write_text
-from reliquant.nbc import cv_alpha, fit_nbc, log_factors
-from reliquant.nbc_experiment import make_distributions, mix, run_cell, sample_joint
-from reliquant.robustness_metrics import eps_loc, eps_loc_scalar
-from reliquant.seeding import block_rng
+from reliquant.core.io import write_text
+from reliquant.core.seeding import block_rng
+from reliquant.nbc.classifier import cv_alpha, fit_nbc, log_factors
+from reliquant.nbc.experiment import make_distributions, mix, run_cell, sample_joint
+from reliquant.nbc.robustness_metrics import eps_loc, eps_loc_scalar
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -96,7 +96,7 @@ def main(out_path: str | None, cfg: dict | None = None) -> str:
 
 if __name__ == "__main__":
     if "snakemake" in globals():
-        from reliquant.runlog import setup_logging
+        from reliquant.core.runlog import setup_logging
 
         setup_logging(snakemake.log[0], "nbc")  # noqa: F821
         main(snakemake.output[0], snakemake.config["nbc"])  # noqa: F821

@@ -24,10 +24,10 @@ from pathlib import Path
 
 import numpy as np
 
-from reliquant import corruptions as C
-from reliquant import perturbed_mnist as P
-from reliquant.datasets import load_mnist_split
-from reliquant.io import write_text
+from reliquant.core.datasets import load_mnist_split
+from reliquant.core.io import write_text
+from reliquant.pmnist import corruptions as C
+from reliquant.pmnist import partitions as P
 
 REPO = Path(__file__).resolve().parents[1]
 TEST_PARQUET = REPO / "results" / "data" / "mnist_test.parquet"
@@ -177,7 +177,7 @@ def main(out: str | None, workers: int = 2, n_images: int = 10_000, quick: bool 
 
 if __name__ == "__main__":
     if "snakemake" in globals():
-        from reliquant.runlog import setup_logging
+        from reliquant.core.runlog import setup_logging
 
         setup_logging(snakemake.log[0], "pmnist")  # noqa: F821
         main(snakemake.output[0], workers=snakemake.threads)  # noqa: F821

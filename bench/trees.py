@@ -22,12 +22,12 @@ from pathlib import Path
 
 import numpy as np
 
-from reliquant.box_mass import IndependentNormal
-from reliquant.monte_carlo import monte_carlo_robustness
-from reliquant.seeding import block_int_seed, block_rng
-from reliquant.tree_boxes import grid_robustness
-from reliquant.tree_engine import exact_robustness
-from reliquant.tree_structure import extract_ensemble
+from reliquant.core.seeding import block_int_seed, block_rng
+from reliquant.trees.box_mass import IndependentNormal
+from reliquant.trees.boxes import grid_robustness
+from reliquant.trees.engine import exact_robustness
+from reliquant.trees.monte_carlo import monte_carlo_robustness
+from reliquant.trees.structure import extract_ensemble
 
 
 def load_mnist(root: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -37,13 +37,13 @@ def load_mnist(root: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarr
         root / "results/data/mnist_test.parquet",
     )
     if train.exists() and test.exists():
-        from reliquant.datasets import load_mnist_split
+        from reliquant.core.datasets import load_mnist_split
 
         xtr, ytr = load_mnist_split(train)
         xte, yte = load_mnist_split(test)
         return xtr, ytr, xte, yte
 
-    from reliquant.datasets import read_idx  # fallback: the raw IDX files
+    from reliquant.core.datasets import read_idx  # fallback: the raw IDX files
 
     d = root / "data/raw/mnist"
     return (
@@ -55,10 +55,10 @@ def load_mnist(root: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarr
 
 
 def resize(images: np.ndarray, size: int) -> np.ndarray:
-    """Flattened area-resized images on [0, 1] (reliquant.tree_data, the experiments' own)."""
+    """Flattened area-resized images on [0, 1] (reliquant.trees.data, the experiments' own)."""
     if size == images.shape[1]:
         return images.reshape(len(images), -1).astype(np.float64) / 255.0
-    from reliquant.tree_data import mnist_features
+    from reliquant.trees.data import mnist_features
 
     return mnist_features(images, size, "area")
 
@@ -241,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     lines.append(f"Peak resident memory of the whole benchmark process: {rss:.0f} MB.")
     text = "\n".join(lines) + "\n"
-    from reliquant.io import write_text
+    from reliquant.core.io import write_text
 
     write_text(text, args.out)
     print(text)
@@ -250,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     if "snakemake" in globals():  # rule bench_trees (script directive)
-        from reliquant.runlog import setup_logging
+        from reliquant.core.runlog import setup_logging
 
         setup_logging(snakemake.log[0], "trees")  # noqa: F821
         main(["--out", snakemake.output[0], "--jobs", str(snakemake.threads)])  # noqa: F821

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reliquant.acceptance import accuracy_acceptance_curve, area_under_curve, expected_correct
+from reliquant.nbc.acceptance import accuracy_acceptance_curve, area_under_curve, expected_correct
 
 
 def _brute_force_curve(score: np.ndarray, correct: np.ndarray, descending: bool) -> np.ndarray:

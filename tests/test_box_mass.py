@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from reliquant.box_mass import CorrelatedNormal, IndependentNormal, normal_interval
+from reliquant.trees.box_mass import CorrelatedNormal, IndependentNormal, normal_interval
 
 
 @settings(max_examples=100, deadline=None)

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reliquant import calibration as K
-from reliquant import corruptions as C
+from reliquant.pmnist import calibration as K
+from reliquant.pmnist import corruptions as C
 
 N_IMG = 1000
 

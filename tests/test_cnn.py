@@ -1,4 +1,4 @@
-"""Tests of reliquant.cnn: architecture, normalisation, deterministic training, save/load."""
+"""Tests of reliquant.mlm.cnn: architecture, normalisation, deterministic training, save/load."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from reliquant import cnn
+from reliquant.mlm import cnn
 
 RAW = Path(__file__).resolve().parents[1] / "data" / "raw" / "mnist"
 
@@ -48,7 +48,7 @@ def test_normalisation_is_torchvision_mean_half_std_half():
 
 
 def _mnist_subset(n_train: int, n_test: int):
-    from reliquant.datasets import read_idx
+    from reliquant.core.datasets import read_idx
 
     if not (RAW / "train-images-idx3-ubyte.gz").exists():
         pytest.skip("vendored MNIST not present")

@@ -16,8 +16,8 @@ import scipy.stats
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from reliquant import corruptions as C
-from reliquant.seeding import block_rng
+from reliquant.core.seeding import block_rng
+from reliquant.pmnist import corruptions as C
 
 SEED = 12345
 N = 28

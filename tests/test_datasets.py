@@ -10,7 +10,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from reliquant.datasets import (
+from reliquant.core.datasets import (
     ChecksumError,
     IdxFormatError,
     iris_table,
@@ -21,7 +21,7 @@ from reliquant.datasets import (
     read_manifest,
     verify_manifest,
 )
-from reliquant.io import write_table
+from reliquant.core.io import write_table
 
 
 def _write_idx(path, array: np.ndarray, magic: int, gz: bool = True) -> None:

@@ -1,4 +1,4 @@
-"""Tests of reliquant.inference: batching invariance, agreement with a direct forward, devices."""
+"""Tests of reliquant.mlm.inference: batching invariance, agreement with a direct forward, devices."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from reliquant import cnn, inference
+from reliquant.mlm import cnn, inference
 
 
 @pytest.fixture(scope="module")
@@ -79,8 +79,8 @@ def test_score_image_file_matches_predict_softmax_for_both_layouts(model, images
     predict_softmax call row for row; chunk size and limit change nothing else."""
     import pyarrow.parquet as pq
 
-    from reliquant import perturbed_mnist
-    from reliquant.datasets import mnist_table
+    from reliquant.core.datasets import mnist_table
+    from reliquant.pmnist import partitions as perturbed_mnist
 
     x = images[:50]
     labels = np.arange(50, dtype=np.uint8) % 10

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from reliquant.io import (
+from reliquant.core.io import (
     arrow_to_images,
     atomic_path,
     images_to_arrow,

@@ -1,4 +1,4 @@
-"""Tests of reliquant.mlm against direct loops, closed forms and scikit-learn."""
+"""Tests of reliquant.mlm.matrices against direct loops, closed forms and scikit-learn."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sklearn.metrics import confusion_matrix as sk_confusion_matrix
 
-from reliquant import mlm
+from reliquant.mlm import matrices as mlm
 
 K = mlm.N_CLASSES
 
@@ -302,7 +302,7 @@ def test_choose_examples():
 
 
 def test_accuracy_paper_comparison_level_means_and_brightness():
-    from reliquant.mlm import accuracy_paper_comparison
+    from reliquant.mlm.matrices import accuracy_paper_comparison
 
     rows = [("clean", 0, 100, 0.99)]
     for name, base in (("brightness", 0.9), ("fog", 0.7)):

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from reliquant.box_mass import IndependentNormal
-from reliquant.monte_carlo import clopper_pearson, monte_carlo_robustness
+from reliquant.trees.box_mass import IndependentNormal
+from reliquant.trees.monte_carlo import clopper_pearson, monte_carlo_robustness
 
 
 def test_threshold_classifier_closed_form():

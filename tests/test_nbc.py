@@ -1,4 +1,4 @@
-"""Tests of reliquant.nbc against hand computations of eq. 18 and brute-force CV loops."""
+"""Tests of reliquant.nbc.classifier against hand computations of eq. 18 and brute-force CV loops."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reliquant.nbc import (
+from reliquant.nbc.classifier import (
     count_tables,
     cv_accuracies,
     cv_alpha,

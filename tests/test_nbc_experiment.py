@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from reliquant.nbc import fit_nbc, predict
-from reliquant.nbc_experiment import (
+from reliquant.nbc.classifier import fit_nbc, predict
+from reliquant.nbc.experiment import (
     METRICS,
     auc_table,
     cell_curves,

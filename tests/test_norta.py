@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from reliquant.box_mass import NortaNoise
-from reliquant.norta import (
+from reliquant.trees.box_mass import NortaNoise
+from reliquant.trees.norta import (
     ChiSquareMarginal,
     ExponentialMarginal,
     LognormalMarginal,

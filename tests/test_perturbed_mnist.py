@@ -8,8 +8,8 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
-from reliquant import corruptions as C
-from reliquant import perturbed_mnist as P
+from reliquant.pmnist import corruptions as C
+from reliquant.pmnist import partitions as P
 
 
 def synthetic_digits(n: int, seed: int) -> np.ndarray:

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reliquant.nbc import fit_nbc, log_factors, log_joint
-from reliquant.robustness_metrics import (
+from reliquant.nbc.classifier import fit_nbc, log_factors, log_joint
+from reliquant.nbc.robustness_metrics import (
     eps_glob,
     eps_loc,
     eps_loc_scalar,
@@ -281,7 +281,7 @@ def test_newton_lower_bound_never_overshoots(seed: int, m: int, spread: float, i
     (the property the solver's bracket relies on) and reach it; roots by scipy's brentq."""
     from scipy.optimize import brentq
 
-    from reliquant.robustness_metrics import _newton_lower_bound
+    from reliquant.nbc.robustness_metrics import _newton_lower_bound
 
     rng = np.random.default_rng(seed)
     n, k1 = 6, 3

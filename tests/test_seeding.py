@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from reliquant.seeding import block_int_seed, block_rng
+from reliquant.core.seeding import block_int_seed, block_rng
 
 
 def test_same_key_same_stream_regardless_of_order():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from reliquant.summary import Claim, Comparison, claim_frame, comparison_frame, render_summary
+from reliquant.core.paper import Claim, Comparison, claim_frame, comparison_frame, render_summary
 
 
 def test_difference_is_ours_minus_paper_and_nan_is_kept():
@@ -37,7 +37,7 @@ def test_render_groups_by_paper_and_marks_claims():
 
 
 def test_collect_benchmarks_keeps_order_and_drops_inner_titles():
-    from reliquant.summary import collect_benchmarks
+    from reliquant.core.paper import collect_benchmarks
 
     text = collect_benchmarks({"nbc": "# NBC bench\n| a | b |", "mlm": "ratio 12x"})
     assert text.index("## nbc") < text.index("## mlm")
@@ -65,7 +65,7 @@ def _cells(verdicts):
 
 
 def test_nbc_claims_follow_the_cell_verdicts():
-    from reliquant.summary import nbc_claims
+    from reliquant.core.paper import nbc_claims
 
     all_better = _cells({(100, 0.0): "tie", (25, 0.0): "better", (100, 0.4): "better"})
     first, second = nbc_claims(all_better)
@@ -80,7 +80,7 @@ def test_mlm_claims_linearity_and_moved_classes():
     import numpy as np
     import pandas as pd
 
-    from reliquant.summary import mlm_claims
+    from reliquant.core.paper import mlm_claims
 
     levels = np.arange(1, 11)
     per_level = pd.DataFrame({"corruption": "a", "level": levels, "accuracy": 0.98 - 0.05 * levels})

@@ -11,9 +11,9 @@ from sklearn.datasets import load_iris
 from sklearn.ensemble import RandomForestClassifier
 from sklearn.tree import DecisionTreeClassifier
 
-from reliquant.box_mass import IndependentNormal
-from reliquant.tree_boxes import grid_robustness
-from reliquant.tree_structure import extract_ensemble
+from reliquant.trees.box_mass import IndependentNormal
+from reliquant.trees.boxes import grid_robustness
+from reliquant.trees.structure import extract_ensemble
 
 
 def brute_force(ens, noise, mu):

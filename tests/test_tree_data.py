@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from reliquant.tree_data import (
+from reliquant.trees.data import (
     IRIS_FEATURES,
     PIMA_FEATURES,
     PIMA_ROWS,

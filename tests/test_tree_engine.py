@@ -11,12 +11,12 @@ from sklearn.datasets import load_iris, make_classification
 from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
 from sklearn.tree import DecisionTreeClassifier
 
-from reliquant.box_mass import CorrelatedNormal, IndependentNormal, NortaNoise
-from reliquant.monte_carlo import monte_carlo_robustness
-from reliquant.norta import ExponentialMarginal, NormalMarginal
-from reliquant.tree_boxes import grid_robustness
-from reliquant.tree_engine import exact_robustness
-from reliquant.tree_structure import Tree, TreeEnsemble, extract_ensemble
+from reliquant.trees.box_mass import CorrelatedNormal, IndependentNormal, NortaNoise
+from reliquant.trees.boxes import grid_robustness
+from reliquant.trees.engine import exact_robustness
+from reliquant.trees.monte_carlo import monte_carlo_robustness
+from reliquant.trees.norta import ExponentialMarginal, NormalMarginal
+from reliquant.trees.structure import Tree, TreeEnsemble, extract_ensemble
 
 
 @pytest.fixture(scope="module")

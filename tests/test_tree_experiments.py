@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import special, stats
 
-from reliquant.tree_data import MarginalSpec, marginals_at
-from reliquant.tree_experiments import (
+from reliquant.trees.data import MarginalSpec, marginals_at
+from reliquant.trees.experiments import (
     box_comparison,
     fit_decision_tree,
     fit_random_forest,
@@ -28,7 +28,7 @@ from reliquant.tree_experiments import (
     runtime_comparison,
     split_train_test,
 )
-from reliquant.tree_structure import extract_ensemble
+from reliquant.trees.structure import extract_ensemble
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -208,7 +208,7 @@ def test_mc_comparison_exact_within_monte_carlo_and_seeded():
 def test_grid_size_is_product_of_interval_counts():
     x, y = _data(d=3)
     ens = extract_ensemble(fit_random_forest(x, y, 3, 3, 2))
-    from reliquant.box_mass import IndependentNormal
+    from reliquant.trees.box_mass import IndependentNormal
 
     noise = IndependentNormal(x[0], 0.1)
     assert grid_size(ens, noise, x[0], None) == int(np.prod([len(t) + 1 for t in ens.thresholds()]))
@@ -336,7 +336,7 @@ def test_paper_comparison_reports_differences():
 
 def test_tables_refuse_engine_bounds_wider_than_tol(monkeypatch):
     """A table never stores the midpoint of an unconverged search as 'exact'."""
-    import reliquant.tree_engine as engine
+    import reliquant.trees.engine as engine
 
     real = engine.exact_robustness
     monkeypatch.setattr(

@@ -12,7 +12,7 @@ from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
 from sklearn.linear_model import LogisticRegression
 from sklearn.tree import DecisionTreeClassifier
 
-from reliquant.tree_structure import effective_boundary, extract_ensemble
+from reliquant.trees.structure import effective_boundary, extract_ensemble
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from scipy.special import softmax
 from scipy.stats import entropy
 
-from reliquant.uncertainty import (
+from reliquant.nbc.uncertainty import (
     conditional,
     ensemble_uncertainty,
     entropy_bits,

@@ -15,7 +15,7 @@ from workflow_helpers import BIN, REPO, copy_repo, planned_jobs, snakemake
 SMOKE = ["--configfile", "tests/smoke.yaml"]
 
 #: A figure script and the one rule that runs it (incremental-rerun test (b)).
-FIGURE_SCRIPT = "scripts/nbc_figures.py"
+FIGURE_SCRIPT = "scripts/nbc/nbc_figures.py"
 FIGURE_RULES = {"nbc_figures"}
 #: A parameter of one experiment and the rules allowed to rerun when it changes (test (c)).
 CHANGED_PARAM = ("nbc", "seed")

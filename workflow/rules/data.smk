@@ -15,7 +15,7 @@ rule data_verify:
     conda:
         ENV_CORE
     script:
-        "../../scripts/data_verify.py"
+        "../../scripts/data/data_verify.py"
 
 
 rule data_mnist:
@@ -31,7 +31,7 @@ rule data_mnist:
     conda:
         ENV_CORE
     script:
-        "../../scripts/data_mnist.py"
+        "../../scripts/data/data_mnist.py"
 
 
 rule data_pima:
@@ -44,7 +44,7 @@ rule data_pima:
     conda:
         ENV_CORE
     script:
-        "../../scripts/data_pima.py"
+        "../../scripts/data/data_pima.py"
 
 
 rule data_iris:
@@ -55,4 +55,4 @@ rule data_iris:
     conda:
         ENV_CORE
     script:
-        "../../scripts/data_iris.py"
+        "../../scripts/data/data_iris.py"

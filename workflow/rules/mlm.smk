@@ -37,7 +37,7 @@ rule mlm_train:
     conda:
         ENV_TORCH
     script:
-        "../../scripts/mlm_train.py"
+        "../../scripts/mlm/mlm_train.py"
 
 
 rule mlm_infer:
@@ -64,7 +64,7 @@ rule mlm_infer:
     conda:
         ENV_TORCH
     script:
-        "../../scripts/mlm_infer.py"
+        "../../scripts/mlm/mlm_infer.py"
 
 
 rule mlm_centroids:
@@ -91,7 +91,7 @@ rule mlm_centroids:
     conda:
         ENV_CORE
     script:
-        "../../scripts/mlm_centroids.py"
+        "../../scripts/mlm/mlm_centroids.py"
 
 
 rule mlm_fig_misclustered:
@@ -121,7 +121,7 @@ rule mlm_fig_misclustered:
     conda:
         ENV_CORE
     script:
-        "../../scripts/mlm_fig_misclustered.py"
+        "../../scripts/mlm/mlm_fig_misclustered.py"
 
 
 rule mlm_matrices:
@@ -139,7 +139,7 @@ rule mlm_matrices:
     conda:
         ENV_CORE
     script:
-        "../../scripts/mlm_matrices.py"
+        "../../scripts/mlm/mlm_matrices.py"
 
 
 rule mlm_fig_matrices:
@@ -179,7 +179,7 @@ rule mlm_fig_matrices:
     conda:
         ENV_CORE
     script:
-        "../../scripts/mlm_fig_matrices.py"
+        "../../scripts/mlm/mlm_fig_matrices.py"
 
 
 rule mlm_accuracy:
@@ -217,7 +217,7 @@ rule mlm_accuracy:
     conda:
         ENV_CORE
     script:
-        "../../scripts/mlm_accuracy.py"
+        "../../scripts/mlm/mlm_accuracy.py"
 
 
 rule mlm_fig_pixelation:
@@ -240,7 +240,7 @@ rule mlm_fig_pixelation:
     conda:
         ENV_CORE
     script:
-        "../../scripts/mlm_fig_pixelation.py"
+        "../../scripts/mlm/mlm_fig_pixelation.py"
 
 
 rule bench_mlm:

@@ -20,7 +20,7 @@ rule nbc_distributions:
     conda:
         ENV_CORE
     script:
-        "../../scripts/nbc_distributions.py"
+        "../../scripts/nbc/nbc_distributions.py"
 
 
 rule nbc_cell:
@@ -39,7 +39,7 @@ rule nbc_cell:
     conda:
         ENV_CORE
     script:
-        "../../scripts/nbc_cell.py"
+        "../../scripts/nbc/nbc_cell.py"
 
 
 rule nbc_curves:
@@ -52,7 +52,7 @@ rule nbc_curves:
     conda:
         ENV_CORE
     script:
-        "../../scripts/nbc_curves.py"
+        "../../scripts/nbc/nbc_curves.py"
 
 
 rule nbc_auc:
@@ -75,7 +75,7 @@ rule nbc_auc:
     conda:
         ENV_CORE
     script:
-        "../../scripts/nbc_auc.py"
+        "../../scripts/nbc/nbc_auc.py"
 
 
 rule nbc_figures:
@@ -103,7 +103,7 @@ rule nbc_figures:
     conda:
         ENV_CORE
     script:
-        "../../scripts/nbc_figures.py"
+        "../../scripts/nbc/nbc_figures.py"
 
 
 rule bench_nbc:

@@ -22,7 +22,7 @@ rule pmnist_clean:
     conda:
         ENV_CORE
     script:
-        "../../scripts/pmnist_clean.py"
+        "../../scripts/pmnist/pmnist_clean.py"
 
 
 rule pmnist_generate:
@@ -53,7 +53,7 @@ rule pmnist_generate:
     conda:
         ENV_CORE
     script:
-        "../../scripts/pmnist_generate.py"
+        "../../scripts/pmnist/pmnist_generate.py"
 
 
 rule pmnist_summary:
@@ -82,7 +82,7 @@ rule pmnist_summary:
     conda:
         ENV_CORE
     script:
-        "../../scripts/pmnist_summary.py"
+        "../../scripts/pmnist/pmnist_summary.py"
 
 
 rule pmnist_grid:
@@ -104,7 +104,7 @@ rule pmnist_grid:
     conda:
         ENV_CORE
     script:
-        "../../scripts/pmnist_grid.py"
+        "../../scripts/pmnist/pmnist_grid.py"
 
 
 rule pmnist_calibrate:
@@ -125,7 +125,7 @@ rule pmnist_calibrate:
     conda:
         ENV_TORCH
     script:
-        "../../scripts/pmnist_calibrate.py"
+        "../../scripts/pmnist/pmnist_calibrate.py"
 
 
 rule bench_pmnist:

@@ -26,7 +26,7 @@ rule report_summary:
     conda:
         ENV_CORE
     script:
-        "../../scripts/report_summary.py"
+        "../../scripts/report/report_summary.py"
 
 
 rule bench:
@@ -39,4 +39,4 @@ rule bench:
     conda:
         ENV_CORE
     script:
-        "../../scripts/report_bench.py"
+        "../../scripts/report/bench.py"

@@ -36,7 +36,7 @@ rule trees_table1:
     conda:
         ENV_CORE
     script:
-        "../../scripts/trees_table1.py"
+        "../../scripts/trees/trees_table1.py"
 
 
 rule trees_table2:
@@ -68,7 +68,7 @@ rule trees_table2:
     conda:
         ENV_CORE
     script:
-        "../../scripts/trees_table2.py"
+        "../../scripts/trees/trees_table2.py"
 
 
 rule trees_table3_size:
@@ -88,7 +88,7 @@ rule trees_table3_size:
     conda:
         ENV_CORE
     script:
-        "../../scripts/trees_table3.py"
+        "../../scripts/trees/trees_table3_size.py"
 
 
 rule trees_table3:
@@ -113,7 +113,7 @@ rule trees_table3:
     conda:
         ENV_CORE
     script:
-        "../../scripts/trees_table3_summary.py"
+        "../../scripts/trees/trees_table3.py"
 
 
 rule trees_pima:
@@ -144,7 +144,7 @@ rule trees_pima:
     conda:
         ENV_CORE
     script:
-        "../../scripts/trees_pima.py"
+        "../../scripts/trees/trees_pima.py"
 
 
 rule trees_iris_mixed:
@@ -175,7 +175,7 @@ rule trees_iris_mixed:
     conda:
         ENV_CORE
     script:
-        "../../scripts/trees_iris_mixed.py"
+        "../../scripts/trees/trees_iris_mixed.py"
 
 
 rule trees_summary:
@@ -204,7 +204,7 @@ rule trees_summary:
     conda:
         ENV_CORE
     script:
-        "../../scripts/trees_summary.py"
+        "../../scripts/trees/trees_summary.py"
 
 
 # ---- bench_trees: the exact-engine benchmark (bench/trees.py, docs/trees.md) ----------------

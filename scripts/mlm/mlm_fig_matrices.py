@@ -1,0 +1,51 @@
+"""Figure 1 (test confusion matrix), Figure 2 (MLM), mean/std and per-level MLMs.
+
+Rule mlm_fig_matrices; paper 004, Sections 3.4, 4.1 and 4.5.
+"""
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from reliquant.core.io import read_frame, save_figure, write_frame
+from reliquant.core.plotting import apply_style
+from reliquant.core.runlog import setup_logging
+from reliquant.mlm.figures import confusion_figure, mean_std_figure, mlm_figure, per_level_figure
+from reliquant.mlm.matrices import confusion_matrix, long_to_matrix
+
+log = setup_logging(snakemake.log[0], "mlm")
+apply_style()
+out = snakemake.output
+
+test = read_frame(snakemake.input.test, columns=["label", "prediction"])
+cm = confusion_matrix(test["label"].to_numpy(), test["prediction"].to_numpy())
+acc = np.trace(cm) / cm.sum()
+fig = confusion_figure(cm, f"MNIST test set ({cm.sum()} images, accuracy {acc:.2%})")
+save_figure(fig, out.fig1)
+save_figure(fig, out.fig1_pdf)
+t, p = np.indices(cm.shape)
+frame = pd.DataFrame({"true": t.ravel(), "predicted": p.ravel(), "count": cm.ravel()})
+schema = pa.schema(
+    [pa.field("true", pa.uint8()), pa.field("predicted", pa.uint8()), pa.field("count", pa.int64())]
+)
+write_frame(frame, out.confusion, schema)
+
+mats = read_frame(snakemake.input.matrices)
+overall = long_to_matrix(mats[mats["scope"] == "overall"])
+fig = mlm_figure(overall, "Misclassification Likelihood Matrix, perturbed MNIST")
+save_figure(fig, out.fig2)
+save_figure(fig, out.fig2_pdf)
+
+levels = mats[mats["scope"] == "level"]
+per_level = {int(k): long_to_matrix(g) for k, g in levels.groupby("level")}
+mean = long_to_matrix(mats[mats["scope"] == "mean"])
+std = long_to_matrix(mats[mats["scope"] == "std"])
+save_figure(mean_std_figure(mean, std, len(per_level)), out.mean_std)
+save_figure(per_level_figure(per_level), out.per_level)
+off = ~np.eye(10, dtype=bool)
+top = np.argsort(-np.where(off, overall, -np.inf), axis=None)[:5]
+log.info(
+    "clean test accuracy %.4f; most likely confusions (true->pred): %s",
+    acc,
+    [(int(i // 10), int(i % 10), round(float(overall.flat[i]), 3)) for i in top],
+)

@@ -1,0 +1,42 @@
+"""Distance and likelihood matrices: whole set, per level, per corruption, mean/std.
+
+Rule mlm_matrices; paper 004, Sections 3.3 b-d and 3.4 (eqs. 4-10).
+"""
+
+import numpy as np
+import pyarrow.parquet as pq
+
+from reliquant.core.io import read_frame, write_frame
+from reliquant.core.runlog import setup_logging
+from reliquant.mlm.matrices import (
+    MATRICES_SCHEMA,
+    P_COLUMNS,
+    cell_distance_matrices,
+    matrices_long,
+)
+
+log = setup_logging(snakemake.log[0], "mlm")
+cfg = snakemake.params.perturbed
+cent = read_frame(snakemake.input.centroids)
+mu = cent[cent["kind"] == cfg["centroids"]].sort_values("class")[P_COLUMNS].to_numpy(np.float64)
+log.info("distances to the %s centroids", cfg["centroids"])
+
+cells = {}
+for path in snakemake.input.softmax:
+    t = pq.read_table(path, columns=["label", "corruption", "level", *P_COLUMNS])
+    s = np.column_stack([t.column(c).to_numpy() for c in P_COLUMNS])
+    part = cell_distance_matrices(
+        s,
+        t.column("label").to_numpy(),
+        t.column("corruption").to_numpy(zero_copy_only=False),
+        t.column("level").to_numpy(),
+        mu,
+    )
+    cells.update(part)
+    log.info("%s: %d rows, cells %s", path, t.num_rows, sorted(part))
+
+long = matrices_long(
+    cells, clean=cfg["clean_partition"], overall_includes_clean=cfg["overall_includes_clean"]
+)
+write_frame(long, snakemake.output[0], MATRICES_SCHEMA)
+log.info("wrote %d matrix entries over scopes %s", len(long), sorted(long["scope"].unique()))

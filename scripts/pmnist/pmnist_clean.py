@@ -1,0 +1,16 @@
+"""The clean test images as partition level 0 (rule pmnist_clean)."""
+
+from reliquant.core.datasets import load_mnist_split
+from reliquant.core.io import write_table
+from reliquant.core.runlog import setup_logging
+from reliquant.pmnist import partitions as P
+
+log = setup_logging(snakemake.log[0], "pmnist")
+images, labels = load_mnist_split(snakemake.input[0])
+idx = P.select_subset(labels, snakemake.params.images_per_class)
+log.info("clean partition: %d of %d test images", idx.size, labels.size)
+P.write_partition(
+    snakemake.output.images, [P.level_table(images[idx], labels[idx], idx, P.CLEAN, 0)]
+)
+stats = P.summary_table([P.summarize_block(images[idx], P.CLEAN, 0)])
+write_table(stats, snakemake.output.stats, P.SUMMARY_SCHEMA)

@@ -1,0 +1,252 @@
+"""Raw data: checksum verification, IDX (MNIST) parsing, Pima and Iris tables.
+
+The vendored files in ``data/raw`` are listed in a manifest (``checksums.tsv``: path,
+sha256, md5, mirrors). :func:`verify_manifest` checks every digest before anything is
+parsed; a missing or altered file raises :class:`ChecksumError` naming the file and the
+expected and found digests.
+
+IDX format (LeCun et al.): big-endian int32 magic (2049 labels, 2051 images), the item
+count, then rows and columns for images, then uint8 data.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import logging
+import os
+import shutil
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from reliquant.core.io import arrow_to_images, atomic_path, image_type, images_to_arrow
+
+log = logging.getLogger(__name__)
+
+IDX_LABELS_MAGIC = 2049
+IDX_IMAGES_MAGIC = 2051
+
+MNIST_SCHEMA = pa.schema(
+    [
+        pa.field("index", pa.int32(), nullable=False),
+        pa.field("label", pa.uint8(), nullable=False),
+        pa.field("image", image_type(28), nullable=False),
+    ]
+)
+
+PIMA_COLUMNS = {
+    "Pregnancies": pa.int64(),
+    "Glucose": pa.int64(),
+    "BloodPressure": pa.int64(),
+    "SkinThickness": pa.int64(),
+    "Insulin": pa.int64(),
+    "BMI": pa.float64(),
+    "DiabetesPedigreeFunction": pa.float64(),
+    "Age": pa.int64(),
+    "Outcome": pa.int64(),
+}
+PIMA_SCHEMA = pa.schema([pa.field(n, t, nullable=False) for n, t in PIMA_COLUMNS.items()])
+
+IRIS_FEATURES = ["sepal_length", "sepal_width", "petal_length", "petal_width"]
+IRIS_SCHEMA = pa.schema(
+    [pa.field(n, pa.float64(), nullable=False) for n in IRIS_FEATURES]
+    + [pa.field("target", pa.int64(), nullable=False), pa.field("target_name", pa.string())]
+)
+
+
+class ChecksumError(RuntimeError):
+    """A raw file is missing or its digest differs from the manifest."""
+
+
+class IdxFormatError(ValueError):
+    """A file is not a well-formed IDX file."""
+
+
+@dataclass(frozen=True)
+class ManifestEntry:
+    """One raw file of the manifest."""
+
+    path: str
+    sha256: str
+    md5: str | None
+    mirrors: tuple[str, ...]
+
+
+def read_manifest(manifest: str | os.PathLike) -> list[ManifestEntry]:
+    """Parse ``checksums.tsv`` (tab-separated, ``#`` comments, header row)."""
+    frame = pd.read_csv(manifest, sep="\t", comment="#", dtype=str, keep_default_na=False)
+    expected = ["path", "sha256", "md5", "mirrors"]
+    if list(frame.columns) != expected:
+        raise ValueError(f"{manifest}: expected columns {expected}, found {list(frame.columns)}")
+    entries = []
+    for row in frame.itertuples(index=False):
+        mirrors = tuple(m for m in row.mirrors.split() if m != "-")
+        entries.append(
+            ManifestEntry(
+                row.path, row.sha256.lower(), None if row.md5 == "-" else row.md5, mirrors
+            )
+        )
+    return entries
+
+
+def file_digest(path: str | os.PathLike, algorithm: str = "sha256") -> str:
+    """Hex digest of a file, read in 1 MiB chunks."""
+    digest = hashlib.new(algorithm)
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def download_from_mirrors(entry: ManifestEntry, dest: Path, timeout: float = 30.0) -> bool:
+    """Try each mirror for a missing file; keep it only if its SHA-256 matches.
+
+    Returns True when a verified copy was written to ``dest``. Network errors are logged
+    and the next mirror is tried (the same behaviour torchvision's MNIST has).
+    """
+    name = Path(entry.path).name
+    for mirror in entry.mirrors:
+        url = mirror.rstrip("/") + "/" + name
+        try:
+            with atomic_path(dest) as tmp:
+                with (
+                    urllib.request.urlopen(url, timeout=timeout) as response,
+                    open(tmp, "wb") as out,
+                ):
+                    shutil.copyfileobj(response, out)
+                found = file_digest(tmp)
+                if found != entry.sha256:
+                    raise ChecksumError(
+                        f"{url}: downloaded file has sha256 {found}, expected {entry.sha256}"
+                    )
+            log.info("downloaded %s from %s", entry.path, url)
+            return True
+        except (urllib.error.URLError, OSError, ChecksumError) as err:
+            log.warning("could not fetch %s: %s", url, err)
+    return False
+
+
+def verify_manifest(manifest: str | os.PathLike, allow_download: bool = False) -> pd.DataFrame:
+    """Check every manifest entry (paths relative to the manifest's folder).
+
+    Returns one row per verified file: ``path`` (as in the manifest), ``file`` (where it
+    lies), ``sha256`` and ``bytes``. A missing file is fetched from its mirrors when
+    ``allow_download`` is true. Raises :class:`ChecksumError` naming the file, the expected
+    and the found digest.
+    """
+    raw = Path(manifest).parent
+    rows = []
+    for entry in read_manifest(manifest):
+        path = raw / entry.path
+        if not path.exists() and not (
+            allow_download and entry.mirrors and download_from_mirrors(entry, path)
+        ):
+            raise ChecksumError(
+                f"raw file {path} is missing (expected sha256 {entry.sha256}); "
+                "restore it from the repository (git checkout -- data/raw)"
+            )
+        found = file_digest(path)
+        if found != entry.sha256:
+            raise ChecksumError(
+                f"raw file {path} is corrupt: sha256 expected {entry.sha256}, found {found}"
+            )
+        if entry.md5 is not None:
+            found_md5 = file_digest(path, "md5")
+            if found_md5 != entry.md5:
+                raise ChecksumError(
+                    f"raw file {path} is corrupt: md5 expected {entry.md5}, found {found_md5}"
+                )
+        rows.append(
+            {"path": entry.path, "file": str(path), "sha256": found, "bytes": path.stat().st_size}
+        )
+    return pd.DataFrame(rows)
+
+
+def verified_files(verified_tsv: str | os.PathLike) -> dict[str, Path]:
+    """Map manifest path -> file location from the record written after verification."""
+    frame = pd.read_csv(verified_tsv, sep="\t", dtype=str)
+    return {row.path: Path(row.file) for row in frame.itertuples(index=False)}
+
+
+def _open_maybe_gzip(path: str | os.PathLike):
+    with open(path, "rb") as handle:
+        gzipped = handle.read(2) == b"\x1f\x8b"
+    return gzip.open(path, "rb") if gzipped else open(path, "rb")
+
+
+def read_idx(path: str | os.PathLike) -> np.ndarray:
+    """Read an IDX file (gzipped or not) into a uint8 array.
+
+    Labels (magic 2049) give shape ``(n,)``; images (magic 2051) give ``(n, rows, cols)``.
+    """
+    with _open_maybe_gzip(path) as handle:
+        data = handle.read()
+    if len(data) < 8:
+        raise IdxFormatError(f"{path}: too short for an IDX header ({len(data)} bytes)")
+    magic, count = np.frombuffer(data[:8], dtype=">i4")
+    if magic == IDX_LABELS_MAGIC:
+        shape, offset = (int(count),), 8
+    elif magic == IDX_IMAGES_MAGIC:
+        rows, cols = np.frombuffer(data[8:16], dtype=">i4")
+        shape, offset = (int(count), int(rows), int(cols)), 16
+    else:
+        raise IdxFormatError(
+            f"{path}: magic number {magic} is neither {IDX_LABELS_MAGIC} (labels) "
+            f"nor {IDX_IMAGES_MAGIC} (images)"
+        )
+    expected = int(np.prod(shape))
+    if len(data) - offset != expected:
+        raise IdxFormatError(
+            f"{path}: header promises {expected} bytes of data for shape {shape}, "
+            f"file holds {len(data) - offset}"
+        )
+    return np.frombuffer(data, dtype=np.uint8, offset=offset).reshape(shape)
+
+
+def mnist_table(images: np.ndarray, labels: np.ndarray) -> pa.Table:
+    """Arrow table (``index``, ``label``, ``image``) of one MNIST split."""
+    if len(images) != len(labels):
+        raise ValueError(f"{len(images)} images but {len(labels)} labels")
+    return pa.table(
+        {
+            "index": pa.array(np.arange(len(labels), dtype=np.int32)),
+            "label": pa.array(labels.astype(np.uint8)),
+            "image": images_to_arrow(images),
+        },
+        schema=MNIST_SCHEMA,
+    )
+
+
+def load_mnist_split(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
+    """Load a converted MNIST split: ``(images uint8 (n, 28, 28), labels uint8 (n,))``."""
+    table = pq.read_table(path, columns=["label", "image"])
+    labels = table.column("label").to_numpy().astype(np.uint8, copy=False)
+    return arrow_to_images(table.column("image"), side=28), labels
+
+
+def pima_table(csv_path: str | os.PathLike) -> pa.Table:
+    """The Pima Indians Diabetes CSV as an Arrow table with the explicit schema."""
+    frame = pd.read_csv(csv_path)
+    if list(frame.columns) != list(PIMA_COLUMNS):
+        raise ValueError(
+            f"{csv_path}: expected columns {list(PIMA_COLUMNS)}, found {list(frame.columns)}"
+        )
+    return pa.Table.from_pandas(frame, schema=PIMA_SCHEMA, preserve_index=False)
+
+
+def iris_table() -> pa.Table:
+    """Iris (150 rows) from scikit-learn with snake_case feature names."""
+    from sklearn.datasets import load_iris
+
+    bunch = load_iris()
+    columns = {name: bunch.data[:, i] for i, name in enumerate(IRIS_FEATURES)}
+    columns["target"] = bunch.target.astype(np.int64)
+    columns["target_name"] = np.asarray(bunch.target_names)[bunch.target]
+    return pa.table(columns, schema=IRIS_SCHEMA)

@@ -1,0 +1,292 @@
+"""The MNIST CNN of the MLM paper (paper 004, Sections 3.1 and 4.1): build, train, save, load.
+
+Architecture (Section 3.1), 206,922 parameters::
+
+    conv 1->16, 3x3, pad 1 -> ReLU -> max pool 2      (28x28 -> 14x14)
+    conv 16->32, 3x3, pad 1 -> ReLU -> max pool 2     (14x14 -> 7x7)
+    flatten (32*7*7 = 1568) -> fc 128 -> ReLU -> fc 10 -> log-softmax
+
+Training (Sections 3.1, 4.1): inputs normalised to mean 0.5 and std 0.5 (``x = (u/255 - 0.5)
+/ 0.5``, i.e. ``u/255*2 - 1`` in [-1, 1]), SGD with learning rate 0.01 and batch size 64,
+cross-entropy (negative log-likelihood of the log-softmax output), 10 epochs.
+
+Determinism: the weights are initialised under ``torch.manual_seed(block_int_seed(seed,
+"mlm", "cnn_init"))`` inside a forked RNG state (the caller's global state is untouched), the
+batches are drawn with ``torch.randperm`` from a separate ``torch.Generator`` seeded with
+``block_int_seed(seed, "mlm", "cnn_shuffle")``, and ``torch.use_deterministic_algorithms``
+is on while training. On the CPU with the same thread count, the same seed gives bit-identical
+weights.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import torch
+from torch import nn
+from torch.nn import functional as F
+from tqdm.auto import tqdm
+
+from reliquant.core.io import atomic_path
+from reliquant.core.runlog import progress_enabled
+from reliquant.core.seeding import block_int_seed
+
+log = logging.getLogger("reliquant.mlm.cnn")
+
+#: Parameter count stated in paper 004, Section 3.1.
+N_PARAMETERS = 206_922
+N_CLASSES = 10
+IMAGE_SIDE = 28
+
+#: Columns of the per-epoch training log written by the workflow.
+TRAINING_LOG_SCHEMA = pa.schema(
+    [
+        pa.field("epoch", pa.int32(), nullable=False),
+        pa.field("loss", pa.float64(), nullable=False),
+        pa.field("train_accuracy", pa.float64(), nullable=False),
+        pa.field("test_accuracy", pa.float64()),
+    ]
+)
+
+
+class MnistCNN(nn.Module):
+    """Two conv blocks and two fully connected layers; ``forward`` returns log-probabilities."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 16, kernel_size=3, padding=1)
+        self.conv2 = nn.Conv2d(16, 32, kernel_size=3, padding=1)
+        self.fc1 = nn.Linear(32 * 7 * 7, 128)
+        self.fc2 = nn.Linear(128, N_CLASSES)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """``x``: normalised images ``(n, 1, 28, 28)``; returns log-softmax ``(n, 10)``."""
+        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+        x = F.relu(self.fc1(torch.flatten(x, 1)))
+        return F.log_softmax(self.fc2(x), dim=1)
+
+
+def count_parameters(model: nn.Module) -> int:
+    """Number of trainable parameters."""
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+def build_cnn() -> MnistCNN:
+    """A fresh (randomly initialised from torch's global RNG) CNN; checks the parameter count.
+
+    Raises ``AssertionError`` if the architecture does not have the paper's 206,922 parameters.
+    """
+    model = MnistCNN()
+    n = count_parameters(model)
+    assert n == N_PARAMETERS, f"CNN has {n} parameters; paper 004 Section 3.1 states {N_PARAMETERS}"
+    return model
+
+
+def normalise_images(images_uint8: np.ndarray) -> torch.Tensor:
+    """uint8 ``(n, 28, 28)`` -> float32 tensor ``(n, 1, 28, 28)``: ``(u/255 - 0.5) / 0.5``.
+
+    The same arithmetic as torchvision's ``ToTensor()`` + ``Normalize((0.5,), (0.5,))``
+    (Section 4.1), so the values lie in [-1, 1].
+    """
+    images = np.asarray(images_uint8)
+    if images.dtype != np.uint8 or images.ndim != 3 or images.shape[1:] != (IMAGE_SIDE, IMAGE_SIDE):
+        raise ValueError(
+            f"images must be uint8 of shape (n, {IMAGE_SIDE}, {IMAGE_SIDE}); "
+            f"got {images.dtype} {images.shape}"
+        )
+    images = np.ascontiguousarray(images)
+    if not images.flags.writeable:  # torch.from_numpy warns on read-only buffers
+        images = images.copy()
+    x = torch.from_numpy(images).to(torch.float32).div_(255.0)
+    return x.sub_(0.5).div_(0.5).unsqueeze(1)
+
+
+def _check_labels(labels: np.ndarray, n: int, what: str) -> torch.Tensor:
+    labels = np.asarray(labels)
+    if labels.shape != (n,):
+        raise ValueError(f"{what} must have shape ({n},); got {labels.shape}")
+    if n and (labels.min() < 0 or labels.max() >= N_CLASSES):
+        raise ValueError(
+            f"{what} must lie in 0..{N_CLASSES - 1}; got {labels.min()}..{labels.max()}"
+        )
+    return torch.from_numpy(labels.astype(np.int64))
+
+
+def _accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch_size: int = 2048) -> float:
+    model.eval()
+    correct = 0
+    with torch.inference_mode():
+        for start in range(0, len(x), batch_size):
+            pred = model(x[start : start + batch_size]).argmax(1)
+            correct += int((pred == y[start : start + batch_size]).sum())
+    return correct / max(len(x), 1)
+
+
+@dataclass
+class TrainResult:
+    """A trained model and its per-epoch log.
+
+    ``log`` columns: ``epoch`` (1-based), ``loss`` (mean training NLL over the epoch's
+    batches), ``train_accuracy`` (running accuracy over the epoch's batches, as the usual
+    PyTorch training loop reports it), ``test_accuracy`` (evaluated after the epoch; NaN
+    when no test set was given). ``seconds`` holds the wall time per epoch (kept out of the
+    log so that the log is reproducible).
+    """
+
+    model: MnistCNN
+    log: pd.DataFrame
+    seconds: list[float]
+
+
+def train_cnn(
+    images_uint8: np.ndarray,
+    labels: np.ndarray,
+    epochs: int = 10,
+    lr: float = 0.01,
+    batch_size: int = 64,
+    seed: int = 0,
+    test_images: np.ndarray | None = None,
+    test_labels: np.ndarray | None = None,
+    momentum: float = 0.0,
+    threads: int | None = None,
+    progress: bool | None = None,
+    device: torch.device | str | None = None,
+) -> TrainResult:
+    """Train :class:`MnistCNN` with SGD on cross-entropy (paper 004, Sections 3.1 and 4.1).
+
+    Loss per batch ``B``: ``-1/|B| sum_{i in B} log softmax(f(x_i))[y_i]`` (NLL of the
+    log-softmax output = cross-entropy). Each epoch visits every image once in the order of
+    ``torch.randperm(n, generator=g)``; the last batch may be smaller than ``batch_size``.
+
+    Parameters
+    ----------
+    images_uint8, labels : training images ``(n, 28, 28)`` uint8 and labels ``(n,)`` in 0..9.
+    epochs, lr, batch_size : paper values 10, 0.01, 64.
+    seed : root seed; initialisation and shuffling use independent streams derived from it.
+    test_images, test_labels : optional; when given, test accuracy is logged after each epoch.
+    momentum : SGD momentum (the paper states none; 0).
+    threads : ``torch.set_num_threads`` for the duration of the call (``None``: unchanged).
+    progress : show a tqdm bar per epoch (default: on unless ``RELIQUANT_NO_PROGRESS``).
+    device : where to train (default CPU). The initial weights and the batch order do not
+        depend on it; on CUDA, cuBLAS is put in its deterministic mode
+        (``CUBLAS_WORKSPACE_CONFIG=:4096:8``, set only if not already set before CUDA starts).
+    """
+    device = torch.device(device if device is not None else "cpu")
+    if device.type == "cuda":
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    x = normalise_images(images_uint8)
+    y = _check_labels(labels, len(x), "labels")
+    if epochs < 1 or batch_size < 1 or not lr > 0:
+        raise ValueError(
+            f"need epochs >= 1, batch_size >= 1, lr > 0; got {epochs}, {batch_size}, {lr}"
+        )
+    if (test_images is None) != (test_labels is None):
+        raise ValueError("give both test_images and test_labels, or neither")
+    xt = yt = None
+    if test_images is not None:
+        xt = normalise_images(test_images)
+        yt = _check_labels(test_labels, len(xt), "test_labels")
+    show = progress_enabled() if progress is None else progress
+
+    old_threads = torch.get_num_threads()
+    old_det = torch.are_deterministic_algorithms_enabled()
+    if threads is not None:
+        torch.set_num_threads(int(threads))
+    torch.use_deterministic_algorithms(True)
+    try:
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(block_int_seed(seed, "mlm", "cnn_init"))
+            model = build_cnn()
+        model = model.to(device)
+        x, y = x.to(device), y.to(device)
+        if xt is not None:
+            xt, yt = xt.to(device), yt.to(device)
+        gen = torch.Generator().manual_seed(block_int_seed(seed, "mlm", "cnn_shuffle"))
+        opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
+        n = len(x)
+        rows, seconds = [], []
+        for epoch in range(1, epochs + 1):
+            t0 = time.perf_counter()
+            model.train()
+            perm = torch.randperm(n, generator=gen)
+            loss_sum = torch.zeros((), dtype=torch.float64)
+            correct = 0
+            bar = tqdm(
+                range(0, n, batch_size),
+                desc=f"epoch {epoch}/{epochs}",
+                unit="batch",
+                disable=not show,
+                leave=False,
+            )
+            for start in bar:
+                idx = perm[start : start + batch_size].to(device)
+                xb, yb = x[idx], y[idx]
+                out = model(xb)
+                loss = F.nll_loss(out, yb)
+                opt.zero_grad(set_to_none=True)
+                loss.backward()
+                opt.step()
+                with torch.no_grad():
+                    loss_sum += loss.detach().double() * len(idx)
+                    correct += int((out.argmax(1) == yb).sum())
+            row = {
+                "epoch": epoch,
+                "loss": float(loss_sum) / n,
+                "train_accuracy": correct / n,
+                "test_accuracy": _accuracy(model, xt, yt) if xt is not None else float("nan"),
+            }
+            rows.append(row)
+            seconds.append(time.perf_counter() - t0)
+            log.info(
+                "epoch %d/%d: loss %.4f, train acc %.4f, test acc %.4f (%.1f s)",
+                epoch,
+                epochs,
+                row["loss"],
+                row["train_accuracy"],
+                row["test_accuracy"],
+                seconds[-1],
+            )
+    finally:
+        torch.use_deterministic_algorithms(old_det)
+        torch.set_num_threads(old_threads)
+    model.eval()
+    frame = pd.DataFrame(rows).astype({"epoch": np.int32})
+    return TrainResult(model=model.cpu(), log=frame, seconds=seconds)
+
+
+def save_model(model: nn.Module, path: str | os.PathLike) -> None:
+    """Save the model's ``state_dict`` atomically (temporary file + rename).
+
+    Serialised to memory first: ``torch.save`` names the zip records after the file it writes,
+    and the temporary file name is random, so equal weights would give different bytes.
+    """
+    buffer = io.BytesIO()
+    torch.save(model.state_dict(), buffer)
+    with atomic_path(path) as tmp:
+        tmp.write_bytes(buffer.getvalue())
+
+
+def load_model(path: str | os.PathLike, device: torch.device | str | None = None) -> MnistCNN:
+    """Load a :class:`MnistCNN` saved by :func:`save_model`, in eval mode on ``device``.
+
+    ``device`` defaults to the CPU. Only tensors are unpickled (``weights_only=True``).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no CNN weights file at {path}")
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    model = MnistCNN()
+    try:
+        model.load_state_dict(state)
+    except RuntimeError as exc:
+        raise ValueError(f"{path} does not hold MnistCNN weights: {exc}") from exc
+    return model.to(device if device is not None else "cpu").eval()

@@ -1,0 +1,149 @@
+"""Batched softmax inference of the MNIST CNN on the GPU when present, else on the CPU.
+
+:func:`predict_softmax` turns uint8 images into the ``(n, 10)`` float32 softmax outputs
+``p_i = exp(z_i) / sum_j exp(z_j)`` (paper 004, eq. 1), computed as ``exp`` of the model's
+log-softmax. It works on one batch at a time under ``torch.inference_mode`` so that memory
+stays bounded by the batch size, whatever ``n`` is. :func:`score_image_file` does the same for
+a parquet file of images (an MNIST split or a Perturbed MNIST partition), read chunk by chunk.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import torch
+from torch import nn
+
+from reliquant.core.io import arrow_to_images
+from reliquant.mlm.cnn import IMAGE_SIDE, N_CLASSES, normalise_images
+from reliquant.mlm.matrices import softmax_frame
+
+log = logging.getLogger("reliquant.mlm.inference")
+
+#: Default inference batch size (fast on 2 CPU cores with channels-last; see bench/mlm.py).
+DEFAULT_BATCH_SIZE = 512
+
+
+def select_device(prefer: str | None = None) -> torch.device:
+    """The device to run on: ``prefer`` if usable, else CUDA when present, else the CPU.
+
+    ``prefer`` is ``None`` (automatic), ``"cpu"``, ``"cuda"`` or ``"cuda:<k>"``. A CUDA
+    request on a machine without CUDA falls back to the CPU with a warning, so the same rule
+    runs on a laptop and on a GPU node.
+    """
+    if prefer is not None:
+        try:
+            dev = torch.device(prefer)
+        except RuntimeError:
+            dev = None
+        if dev is None or dev.type not in ("cpu", "cuda"):
+            raise ValueError(f"device must be None, 'cpu' or 'cuda[:k]'; got {prefer!r}")
+        if dev.type == "cpu":
+            return dev
+        if torch.cuda.is_available() and (
+            dev.index is None or dev.index < torch.cuda.device_count()
+        ):
+            return dev
+        log.warning("device %r requested but CUDA is not available; using the CPU", prefer)
+        return torch.device("cpu")
+    return torch.device("cuda") if torch.cuda.is_available() else torch.device("cpu")
+
+
+def predict_softmax(
+    model: nn.Module,
+    images_uint8: np.ndarray,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    device: torch.device | str | None = None,
+    channels_last: bool = True,
+) -> np.ndarray:
+    """Softmax outputs ``(n, 10)`` float32 of ``model`` for uint8 images ``(n, 28, 28)``.
+
+    Images are normalised as in training (``u/255*2 - 1``, Section 4.1), scored in batches of
+    ``batch_size`` under ``torch.inference_mode`` on ``device`` (default: the model's own
+    device) and returned as ``exp(log_softmax)`` (eq. 1). ``channels_last`` stores the
+    activations NHWC, which is faster for this CNN on the CPU; the values do not depend on it
+    beyond float rounding. The model is moved to ``device`` and that memory format in place
+    and left in eval mode.
+    """
+    images = np.asarray(images_uint8)
+    if images.dtype != np.uint8 or images.ndim != 3 or images.shape[1:] != (IMAGE_SIDE, IMAGE_SIDE):
+        raise ValueError(
+            f"images must be uint8 of shape (n, {IMAGE_SIDE}, {IMAGE_SIDE}); "
+            f"got {images.dtype} {images.shape}"
+        )
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1; got {batch_size}")
+    if device is None:
+        device = next(model.parameters()).device
+    device = torch.device(device)
+    fmt = torch.channels_last if channels_last else torch.contiguous_format
+    model = model.to(device=device, memory_format=fmt).eval()
+    out = np.empty((len(images), N_CLASSES), dtype=np.float32)
+    with torch.inference_mode():
+        for start in range(0, len(images), batch_size):
+            xb = normalise_images(images[start : start + batch_size]).to(device)
+            xb = xb.contiguous(memory_format=fmt)
+            out[start : start + len(xb)] = model(xb).exp().float().cpu().numpy()
+    return out
+
+
+def score_image_file(
+    model: nn.Module,
+    path: str | os.PathLike,
+    chunk_rows: int = 20_000,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    device: torch.device | str | None = None,
+    channels_last: bool = True,
+    limit: int | None = None,
+    on_chunk: Callable[[int], object] | None = None,
+) -> pd.DataFrame:
+    """Softmax rows (:data:`reliquant.mlm.matrices.SOFTMAX_SCHEMA`) for the images of a parquet file.
+
+    The file is an MNIST split (columns ``index``, ``label``, ``image``; scored as corruption
+    ``"none"``, level 0) or a Perturbed MNIST partition (``test_index``, ``label``, ``image``,
+    ``corruption``, ``level``). It is read ``chunk_rows`` rows at a time and each chunk is
+    scored by :func:`predict_softmax`, so memory stays bounded whatever the file's size.
+    ``limit`` scores only the first rows; ``on_chunk(n)`` is called after each chunk of
+    ``n`` images (a progress bar's ``update``).
+    """
+    if chunk_rows < 1:
+        raise ValueError(f"chunk_rows must be >= 1; got {chunk_rows}")
+    source = pq.ParquetFile(path)
+    names = source.schema_arrow.names
+    index_col = "test_index" if "test_index" in names else "index"
+    perturbed = "corruption" in names and "level" in names
+    missing = [c for c in (index_col, "label", "image") if c not in names]
+    if missing:
+        raise ValueError(f"{path}: not an MNIST image table, missing columns {missing}")
+    columns = [index_col, "label", "image"] + (["corruption", "level"] if perturbed else [])
+    total = source.metadata.num_rows if limit is None else min(limit, source.metadata.num_rows)
+    frames, done = [], 0
+    for batch in source.iter_batches(batch_size=chunk_rows, columns=columns):
+        if done >= total:
+            break
+        batch = batch.slice(0, total - done)
+        probs = predict_softmax(
+            model, arrow_to_images(batch.column("image")), batch_size, device, channels_last
+        )
+        frames.append(
+            softmax_frame(
+                batch.column(index_col).to_numpy(),
+                batch.column("label").to_numpy(),
+                batch.column("corruption").to_numpy(zero_copy_only=False) if perturbed else "none",
+                batch.column("level").to_numpy() if perturbed else 0,
+                probs,
+            )
+        )
+        done += batch.num_rows
+        if on_chunk is not None:
+            on_chunk(batch.num_rows)
+    if not frames:
+        return softmax_frame(
+            np.zeros(0), np.zeros(0), "none", 0, np.zeros((0, N_CLASSES), np.float32)
+        )
+    return pd.concat(frames, ignore_index=True)

@@ -1,0 +1,341 @@
+"""Perturbed MNIST (MLM paper 004, Section 3.2): blocks, partitions, reader, summaries.
+
+The set is the clean MNIST test images (level 0, corruption ``"clean"``) plus 12
+corruptions x 10 levels of corrupted copies (1,210,000 images for all 10,000). One
+*block* is one (corruption, level); one *partition* is one corruption's 10 blocks, stored
+as a parquet file with one row group per level, rows sorted by (level, test_index)::
+
+    test_index int32, label uint8, corruption string, level uint8,
+    image fixed_size_list<uint8>[784]
+
+:func:`generate_block` is deterministic given (seed, corruption, level, test indices,
+parameters) and independent of the chunk size (see :mod:`reliquant.pmnist.corruptions`).
+:func:`iter_partition_batches` streams a partition back in bounded memory.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from reliquant.core.io import arrow_to_images, image_type, images_to_arrow, write_row_groups
+from reliquant.pmnist import corruptions as C
+
+CLEAN = "clean"
+N_BINS = 16
+
+PARTITION_SCHEMA = pa.schema(
+    [
+        ("test_index", pa.int32()),
+        ("label", pa.uint8()),
+        ("corruption", pa.string()),
+        ("level", pa.uint8()),
+        ("image", image_type(C.SIDE)),
+    ]
+)
+
+SUMMARY_SCHEMA = pa.schema(
+    [
+        ("corruption", pa.string()),
+        ("level", pa.uint8()),
+        ("n_images", pa.int32()),
+        ("mean_intensity", pa.float64()),
+        ("std_intensity", pa.float64()),
+        ("frac_black", pa.float64()),
+        ("frac_white", pa.float64()),
+        ("histogram", pa.list_(pa.float64(), N_BINS)),
+    ]
+)
+
+
+def select_subset(labels: np.ndarray, images_per_class: int | None) -> np.ndarray:
+    """Test indices to use: all (``None``) or the first ``images_per_class`` of each class.
+
+    Returned sorted ascending (int64). Deterministic: no randomness.
+    """
+    labels = np.asarray(labels)
+    if images_per_class is None:
+        return np.arange(labels.size, dtype=np.int64)
+    if isinstance(images_per_class, bool) or int(images_per_class) < 1:
+        raise ValueError(f"pmnist.images_per_class must be null or >= 1; got {images_per_class!r}")
+    keep = []
+    for c in np.unique(labels):
+        keep.append(np.flatnonzero(labels == c)[: int(images_per_class)])
+    return np.sort(np.concatenate(keep)).astype(np.int64)
+
+
+def generate_block(
+    images: np.ndarray,
+    test_index: np.ndarray,
+    name: str,
+    level: int,
+    params: Mapping[str, Any],
+    seed: int,
+    chunk_size: int = 2500,
+) -> np.ndarray:
+    """Corrupt ``images`` (uint8 ``(n, 28, 28)``, test indices ``test_index``) at one level.
+
+    ``params`` is the corruption's config section (lists of 10 values + constants); the
+    level's values are picked and validated by :func:`reliquant.pmnist.corruptions.level_params`.
+    Works chunk by chunk (``chunk_size`` images) to bound memory; the bytes do not depend
+    on ``chunk_size``.
+    """
+    images = C.check_images(images)
+    test_index = np.asarray(test_index)
+    if test_index.shape != (images.shape[0],):
+        raise ValueError(
+            f"test_index must have shape ({images.shape[0]},) to match images; got {test_index.shape}"
+        )
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be >= 1; got {chunk_size}")
+    p = C.level_params(name, params, level)
+    out = np.empty_like(images)
+    for start in range(0, images.shape[0], chunk_size):
+        sl = slice(start, start + chunk_size)
+        fields = C.draw_fields(name, seed, level, test_index[sl])
+        out[sl] = C.corrupt(images[sl], name, p, fields)
+    return out
+
+
+def level_table(
+    images: np.ndarray, labels: np.ndarray, test_index: np.ndarray, corruption: str, level: int
+) -> pa.Table:
+    """One block as an Arrow table in :data:`PARTITION_SCHEMA`, sorted by test_index."""
+    order = np.argsort(test_index, kind="stable")
+    n = len(order)
+    return pa.table(
+        {
+            "test_index": pa.array(np.asarray(test_index)[order].astype(np.int32)),
+            "label": pa.array(np.asarray(labels)[order].astype(np.uint8)),
+            "corruption": pa.array([corruption] * n, type=pa.string()),
+            "level": pa.array(np.full(n, level, dtype=np.uint8)),
+            "image": images_to_arrow(np.ascontiguousarray(images[order])),
+        },
+        schema=PARTITION_SCHEMA,
+    )
+
+
+def write_partition(path: str | os.PathLike, tables: Iterable[pa.Table]) -> None:
+    """Write level tables as one parquet file, one row group per table, atomically (zstd).
+
+    Tables must come in increasing level order; each becomes exactly one row group.
+    """
+
+    def checked(tables: Iterable[pa.Table]) -> Iterator[pa.Table]:
+        last = -1
+        for table in tables:
+            levels = table.column("level").to_numpy()
+            if levels.size and (levels.min() != levels.max() or levels[0] <= last):
+                raise ValueError(
+                    f"write_partition({path}): each table must hold one level, in increasing "
+                    f"order; got levels {np.unique(levels).tolist()} after {last}"
+                )
+            last = int(levels[0]) if levels.size else last
+            yield table
+
+    write_row_groups(checked(tables), path, PARTITION_SCHEMA)
+
+
+def iter_partition_batches(
+    path: str | os.PathLike, batch_size: int = 10_000
+) -> Iterator[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
+    """Stream a partition: yields ``(images uint8 (b,28,28), labels uint8, test_index int32, level uint8)``.
+
+    Reads with ``ParquetFile.iter_batches`` so at most about ``batch_size`` images are held
+    at a time; batches follow the file order (level, then test_index).
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be >= 1; got {batch_size}")
+    pf = pq.ParquetFile(path)
+    missing = [c for c in PARTITION_SCHEMA.names if c not in pf.schema_arrow.names]
+    if missing:
+        raise ValueError(f"{path} is not a Perturbed MNIST partition: missing columns {missing}")
+    cols = ["image", "label", "test_index", "level"]
+    for batch in pf.iter_batches(batch_size=batch_size, columns=cols):
+        images = arrow_to_images(batch.column("image"), side=C.SIDE)
+        yield (
+            images,
+            batch.column("label").to_numpy(zero_copy_only=False).astype(np.uint8, copy=False),
+            batch.column("test_index").to_numpy(zero_copy_only=False).astype(np.int32, copy=False),
+            batch.column("level").to_numpy(zero_copy_only=False).astype(np.uint8, copy=False),
+        )
+
+
+def read_images(
+    path: str | os.PathLike, test_indices: Iterable[int], batch_size: int = 10_000
+) -> dict[tuple[int, int], np.ndarray]:
+    """Images of the given test indices at every level: ``{(level, test_index): (28, 28)}``."""
+    wanted = np.asarray(sorted(set(int(i) for i in test_indices)))
+    out: dict[tuple[int, int], np.ndarray] = {}
+    for images, _, idx, lev in iter_partition_batches(path, batch_size):
+        hit = np.flatnonzero(np.isin(idx, wanted))
+        for h in hit:
+            out[(int(lev[h]), int(idx[h]))] = images[h].copy()
+    return out
+
+
+def summarize_block(images: np.ndarray, corruption: str, level: int) -> dict[str, Any]:
+    """Mean intensity and a 16-bin pixel histogram (fractions) of one block.
+
+    ``mean_intensity`` is the mean uint8 value (0..255); bin ``b`` counts values in
+    ``[16 b, 16 b + 16)``; ``frac_black``/``frac_white`` are the fractions of 0 and 255.
+    """
+    images = C.check_images(images)
+    flat = images.reshape(-1)
+    counts = np.bincount(flat, minlength=256).astype(np.float64)
+    total = max(1.0, counts.sum())
+    values = np.arange(256, dtype=np.float64)
+    mean = float((counts * values).sum() / total)
+    var = float((counts * (values - mean) ** 2).sum() / total)
+    hist = counts.reshape(N_BINS, 256 // N_BINS).sum(axis=1) / total
+    return {
+        "corruption": corruption,
+        "level": int(level),
+        "n_images": int(images.shape[0]),
+        "mean_intensity": mean,
+        "std_intensity": var**0.5,
+        "frac_black": float(counts[0] / total),
+        "frac_white": float(counts[255] / total),
+        "histogram": hist.tolist(),
+    }
+
+
+def summary_table(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
+    """Rows of :func:`summarize_block` as a table in :data:`SUMMARY_SCHEMA`."""
+    rows = list(rows)
+    return pa.Table.from_pylist(rows, schema=SUMMARY_SCHEMA)
+
+
+def resolve_schedule(
+    preset: str, paper: Mapping[str, Any], calibrated: Mapping[str, Any] | None
+) -> Mapping[str, Any]:
+    """The corruptions section to use: ``paper`` (config) or ``calibrated`` (schedule file)."""
+    if preset == "paper":
+        return paper
+    if preset == "calibrated":
+        if calibrated is None:
+            raise ValueError("pmnist.preset is 'calibrated' but no calibrated schedule was given")
+        return calibrated
+    raise ValueError(f"pmnist.preset must be 'paper' or 'calibrated'; got {preset!r}")
+
+
+# --------------------------------------------------------------------------------------
+# figures (matplotlib imported lazily)
+# --------------------------------------------------------------------------------------
+
+
+def grid_examples(clean_path: str | os.PathLike, example: int = 0) -> dict[int, int]:
+    """``{class: test_index}``: the ``example``-th image of each class in the clean partition."""
+    labels, idx = [], []
+    for _, lab, ti, _ in iter_partition_batches(clean_path):
+        labels.append(lab)
+        idx.append(ti)
+    lab = np.concatenate(labels)
+    ti = np.concatenate(idx)
+    out = {}
+    for c in np.unique(lab):
+        members = ti[lab == c]
+        if example >= members.size:
+            raise ValueError(
+                f"pmnist.grid.example = {example} but class {c} has only {members.size} images"
+            )
+        out[int(c)] = int(members[example])
+    return out
+
+
+def plot_sample_grid(
+    cells: Mapping[tuple[str, int, int], np.ndarray],
+    corruptions: list[str],
+    test_index: int,
+    title: str = "",
+):
+    """Grid of one digit: rows = corruptions, columns = levels 0 (clean) .. 10 (Figure 6 style).
+
+    ``cells[(name, level, test_index)]`` holds the images (clean under ``("clean", 0, i)``).
+    """
+    import matplotlib.pyplot as plt
+
+    from reliquant.core.plotting import apply_style
+
+    apply_style()
+    n_rows, n_cols = len(corruptions), C.N_LEVELS + 1
+    fig, axes = plt.subplots(n_rows, n_cols, figsize=(n_cols * 0.75, n_rows * 0.8), squeeze=False)
+    clean = cells[(CLEAN, 0, test_index)]
+    for r, name in enumerate(corruptions):
+        for level in range(n_cols):
+            ax = axes[r, level]
+            img = clean if level == 0 else cells[(name, level, test_index)]
+            ax.imshow(img, cmap="gray", vmin=0, vmax=255, interpolation="nearest")
+            ax.set_xticks([])
+            ax.set_yticks([])
+            ax.grid(False)
+            for side in ax.spines.values():
+                side.set_visible(False)
+            if r == 0:
+                ax.set_title(str(level), fontsize=8)
+            if level == 0:
+                ax.set_ylabel(
+                    name.replace("_", " "), rotation=0, ha="right", va="center", fontsize=8
+                )
+    if title:
+        fig.suptitle(f"{title}; columns: level 0 (clean) to 10", fontsize=9)
+    fig.subplots_adjust(wspace=0.05, hspace=0.05)
+    return fig
+
+
+def plot_mean_intensity(frame):
+    """Mean pixel intensity (0..255) against level, one line per corruption; level 0 = clean."""
+    import matplotlib.pyplot as plt
+
+    from reliquant.core.plotting import PALETTE, apply_style
+
+    apply_style()
+    clean = frame.loc[frame["corruption"] == CLEAN, "mean_intensity"]
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    names = [c for c in frame["corruption"].unique() if c != CLEAN]
+    styles = ["-", "--", ":"]
+    for i, name in enumerate(names):
+        sub = frame[frame["corruption"] == name].sort_values("level")
+        lv = [0, *sub["level"].tolist()]
+        mi = [float(clean.iloc[0]) if len(clean) else np.nan, *sub["mean_intensity"].tolist()]
+        kw = {
+            "color": PALETTE[i % len(PALETTE)],
+            "ls": styles[i // len(PALETTE)],
+            "marker": "o",
+            "ms": 3,
+        }
+        ax.plot(lv, mi, label=name.replace("_", " "), **kw)
+        fw = [
+            float(frame.loc[frame["corruption"] == CLEAN, "frac_white"].iloc[0])
+            if len(clean)
+            else np.nan,
+            *sub["frac_white"].tolist(),
+        ]
+        ax2.plot(lv, fw, **kw)
+    ax.set_xlabel("level (0 = clean)")
+    ax.set_ylabel("mean pixel value (0-255)")
+    ax.set_xticks(range(C.N_LEVELS + 1))
+    ax2.set_xlabel("level (0 = clean)")
+    ax2.set_ylabel("fraction of white (255) pixels")
+    ax2.set_xticks(range(C.N_LEVELS + 1))
+    ax.legend(ncol=2, loc="best")
+    fig.suptitle("Perturbed MNIST: what each level does to the pixels")
+    fig.tight_layout()
+    return fig
+
+
+def summary_markdown_frame(frame):
+    """Mean intensity per corruption (rows) and level (columns L0..L10; L0 = the clean set)."""
+    clean = frame.loc[frame["corruption"] == CLEAN, "mean_intensity"]
+    rest = frame[frame["corruption"] != CLEAN]
+    wide = rest.pivot_table(
+        index="corruption", columns="level", values="mean_intensity", sort=False
+    )
+    wide.columns = [f"L{c}" for c in wide.columns]
+    wide.insert(0, "L0", float(clean.iloc[0]) if len(clean) else np.nan)
+    return wide.reset_index()
