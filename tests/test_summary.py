@@ -37,7 +37,7 @@ def test_render_groups_by_paper_and_marks_claims():
 
 
 def test_collect_benchmarks_keeps_order_and_drops_inner_titles():
-    from reliquant.core.paper import collect_benchmarks
+    from reliquant.core.benchmarks import collect_benchmarks
 
     text = collect_benchmarks({"nbc": "# NBC bench\n| a | b |", "mlm": "ratio 12x"})
     assert text.index("## nbc") < text.index("## mlm")
@@ -65,7 +65,7 @@ def _cells(verdicts):
 
 
 def test_nbc_claims_follow_the_cell_verdicts():
-    from reliquant.core.paper import nbc_claims
+    from reliquant.nbc.paper import nbc_claims
 
     all_better = _cells({(100, 0.0): "tie", (25, 0.0): "better", (100, 0.4): "better"})
     first, second = nbc_claims(all_better)
@@ -80,7 +80,7 @@ def test_mlm_claims_linearity_and_moved_classes():
     import numpy as np
     import pandas as pd
 
-    from reliquant.core.paper import mlm_claims
+    from reliquant.mlm.paper import mlm_claims
 
     levels = np.arange(1, 11)
     per_level = pd.DataFrame({"corruption": "a", "level": levels, "accuracy": 0.98 - 0.05 * levels})

@@ -19,7 +19,14 @@ FIGURE_SCRIPT = "scripts/nbc/nbc_figures.py"
 FIGURE_RULES = {"nbc_figures"}
 #: A parameter of one experiment and the rules allowed to rerun when it changes (test (c)).
 CHANGED_PARAM = ("nbc", "seed")
-CHANGED_PARAM_RULES = {"nbc_distributions", "nbc_cell", "nbc_curves", "nbc_auc", "nbc_figures"}
+CHANGED_PARAM_RULES = {
+    "nbc_distributions",
+    "nbc_cell",
+    "nbc_curves",
+    "nbc_auc",
+    "nbc_figures",
+    "nbc_paper",
+}
 #: Rules downstream of every experiment that may rerun with it (cross-paper summary, all).
 SUMMARY_RULES = {"report_summary", "all"}
 
@@ -118,7 +125,7 @@ def test_corrupted_raw_file_stops_at_the_data_step(tmp_path):
     assert proc.returncode != 0
     assert "train-labels-idx1-ubyte.gz is corrupt" in out
     assert not (work / "results/data/mnist_train.parquet").exists()
-    assert not (work / "results/data/verified.tsv").exists()
+    assert not (work / "results/data/verified_mnist.tsv").exists()
 
 
 # --------------------------------------------------------------- the smoke run end to end
@@ -200,3 +207,62 @@ def test_changing_one_experiment_parameter_reruns_only_that_experiment(smoke_run
     jobs = set(planned_jobs(proc.stdout + proc.stderr))
     assert jobs & CHANGED_PARAM_RULES, jobs
     assert jobs <= CHANGED_PARAM_RULES | SUMMARY_RULES, jobs
+
+
+@pytest.mark.workflow
+@pytest.mark.parametrize("topic", ["nbc", "trees"])
+def test_editing_a_library_package_reruns_only_its_topic(smoke_runs, topic):
+    """An edit in src/reliquant/<topic>/ reruns that topic's jobs (and the summary), no other."""
+    work = smoke_runs[1]
+    module = work / "src" / "reliquant" / topic / "__init__.py"
+    original = module.read_text()
+    try:
+        module.write_text(original + "\n# an edit\n")
+        jobs = set(planned_jobs(snakemake(work, "-n", *SMOKE).stdout))
+        assert jobs, "a library edit planned no job"
+        assert {j for j in jobs if not j.startswith(f"{topic}_")} <= SUMMARY_RULES, jobs
+    finally:
+        module.write_text(original)
+
+
+@pytest.mark.workflow
+def test_editing_core_reruns_every_topic(smoke_runs):
+    work = smoke_runs[1]
+    module = work / "src" / "reliquant" / "core" / "__init__.py"
+    original = module.read_text()
+    try:
+        module.write_text(original + "\n# an edit\n")
+        jobs = set(planned_jobs(snakemake(work, "-n", *SMOKE).stdout))
+        for prefix in ("data_", "nbc_", "trees_", "pmnist_", "mlm_"):
+            assert any(j.startswith(prefix) for j in jobs), (prefix, jobs)
+    finally:
+        module.write_text(original)
+
+
+@pytest.mark.workflow
+def test_editing_one_data_set_reruns_only_its_jobs(smoke_runs, tmp_path):
+    """A new Pima digest reruns the Pima jobs only: not MNIST parsing, the CNN or pmnist."""
+    work = smoke_runs[1]
+    manifest = work / "data/raw/checksums.tsv"
+    original = manifest.read_text()
+    try:
+        manifest.write_text(original.replace("\t-\t-", "\t-\thttps://example.invalid/"))
+        assert manifest.read_text() != original
+        jobs = set(planned_jobs(snakemake(work, "-n", *SMOKE).stdout))
+        assert "data_verify" in jobs and "data_pima" in jobs, jobs
+        assert not {"data_mnist", "mlm_train", "pmnist_generate", "trees_table2"} & jobs, jobs
+    finally:
+        manifest.write_text(original)
+
+
+@pytest.mark.workflow
+def test_speed_only_settings_rerun_nothing(smoke_runs, tmp_path):
+    """Inference batch size, chunking and thread counts do not change outputs: no rerun."""
+    work = smoke_runs[0]
+    smoke = yaml.safe_load((work / "tests/smoke.yaml").read_text())
+    smoke.setdefault("mlm", {})["infer"] = {"batch_size": 97, "chunk_rows": 333}
+    smoke["mlm"]["threads"] = 2
+    changed = tmp_path / "speed.yaml"
+    changed.write_text(yaml.safe_dump(smoke, sort_keys=False))
+    proc = snakemake(work, "-n", "--configfile", str(changed))
+    assert planned_jobs(proc.stdout + proc.stderr) == {}

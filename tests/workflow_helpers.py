@@ -23,6 +23,7 @@ COPIED = [
     "envs",
     "data",
     "tests/smoke.yaml",
+    "src",
 ]
 
 

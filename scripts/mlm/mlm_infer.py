@@ -12,7 +12,9 @@ from reliquant.mlm.inference import score_image_file, select_device
 from reliquant.mlm.matrices import SOFTMAX_SCHEMA
 
 log = setup_logging(snakemake.log[0], "mlm")
-cfg = snakemake.params.infer
+# speed-only settings (batch size, chunking, memory layout) are read from the config, not
+# passed as params, so changing them reruns nothing: the scores do not depend on them.
+cfg = snakemake.config["mlm"]["infer"]
 limit = snakemake.params.n_images
 torch.set_num_threads(snakemake.threads)
 device = select_device(snakemake.params.device)

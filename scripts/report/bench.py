@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
+from reliquant.core.benchmarks import collect_benchmarks
 from reliquant.core.io import write_text
-from reliquant.core.paper import collect_benchmarks
 from reliquant.core.runlog import setup_logging
 
 log = setup_logging(snakemake.log[0], "report")

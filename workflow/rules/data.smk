@@ -1,17 +1,36 @@
-# Data: verify the vendored raw files against their digests, convert each source once
-# to parquet. Nothing downstream reads data/raw directly.
+# Data: verify the vendored raw files of each data set against their digests, convert each
+# source once to parquet. Nothing downstream reads data/raw directly. Verification is per
+# data set (the manifest path's first folder: mnist, pima), so editing the Pima CSV or its
+# digest reruns only the Pima jobs.
+
+DATA_CODE = code_digest()
+
+
+DATA_SETS = sorted(data_manifest(config["data"]["manifest"])["dataset"].unique())
+DATA_TARGETS = [
+    "results/data/mnist_train.parquet",
+    "results/data/mnist_test.parquet",
+    "results/data/pima.parquet",
+    "results/data/iris.parquet",
+]
+
+
+wildcard_constraints:
+    dataset="|".join(DATA_SETS),
 
 
 rule data_verify:
     input:
-        manifest=config["data"]["manifest"],
-        raw=present_raw_files,
+        raw=lambda wc: present_raw_files(config["data"]["manifest"], wc.dataset),
     output:
-        "results/data/verified.tsv",
+        "results/data/verified_{dataset}.tsv",
     params:
+        code=DATA_CODE,
+        manifest=config["data"]["manifest"],
+        rows=lambda wc: manifest_rows(config["data"]["manifest"], wc.dataset),
         allow_download=config["data"]["allow_download"],
     log:
-        "logs/data/verify.log",
+        "logs/data/verify_{dataset}.log",
     conda:
         ENV_CORE
     script:
@@ -20,10 +39,12 @@ rule data_verify:
 
 rule data_mnist:
     input:
-        verified="results/data/verified.tsv",
+        verified="results/data/verified_mnist.tsv",
     output:
         train="results/data/mnist_train.parquet",
         test="results/data/mnist_test.parquet",
+    params:
+        code=DATA_CODE,
     log:
         "logs/data/mnist.log",
     benchmark:
@@ -36,9 +57,11 @@ rule data_mnist:
 
 rule data_pima:
     input:
-        verified="results/data/verified.tsv",
+        verified="results/data/verified_pima.tsv",
     output:
         "results/data/pima.parquet",
+    params:
+        code=DATA_CODE,
     log:
         "logs/data/pima.log",
     conda:
@@ -50,6 +73,8 @@ rule data_pima:
 rule data_iris:
     output:
         "results/data/iris.parquet",
+    params:
+        code=DATA_CODE,
     log:
         "logs/data/iris.log",
     conda:

@@ -3,10 +3,43 @@
 # -> centroids + K-Means (Table 1, Figures 3-4) -> distance/likelihood matrices (Figure 2,
 # per level, per corruption, mean/std) -> accuracy tables and figures (Figures 1, 5, 6, 7).
 
+MLM = config["mlm"]
+MLM_CODE = code_digest("mlm")
+mlm_report = topic_report("MLM (paper 004)")
+# Corruption partitions scored: mlm.perturbed.corruptions, else every pmnist corruption.
+MLM_CORRUPTIONS = list(MLM["perturbed"]["corruptions"] or PMNIST_CORRUPTIONS)
+# The clean partition plus every corruption partition of results/pmnist/.
+MLM_PERTURBED = [MLM["perturbed"]["clean_partition"]] + MLM_CORRUPTIONS
+MLM_PERTURBED_SOFTMAX = expand("results/mlm/softmax/{p}.parquet", p=MLM_PERTURBED)
+MLM_SOURCES = {
+    "train": "results/data/mnist_train.parquet",
+    "test": "results/data/mnist_test.parquet",
+}
+
+# The topic's final outputs (collected by all_targets()).
+MLM_TARGETS = [
+    "results/mlm/training_log.md",
+    "results/mlm/table1_centroid_shift.md",
+    "results/mlm/misclustered.parquet",
+    "results/mlm/matrices.parquet",
+    "results/mlm/accuracy.md",
+    "results/mlm/paper_comparison.parquet",
+    "results/mlm/paper_claims.parquet",
+    "results/figures/mlm/figure1_confusion_matrix.png",
+    "results/figures/mlm/figure2_mlm.png",
+    "results/figures/mlm/figure3_misclustered_softmax.png",
+    "results/figures/mlm/figure4_misclustered_distances.png",
+    "results/figures/mlm/figure5_accuracy_by_level.png",
+    "results/figures/mlm/figure6_pixelation.png",
+    "results/figures/mlm/figure7_accuracy_heatmap.png",
+    "results/figures/mlm/mlm_mean_std.png",
+    "results/figures/mlm/mlm_per_level.png",
+]
+
 
 rule mlm:
     input:
-        mlm_targets(),
+        MLM_TARGETS,
 
 
 rule mlm_train:
@@ -16,13 +49,9 @@ rule mlm_train:
     output:
         model="results/mlm/cnn.pt",
         log="results/mlm/training_log.parquet",
-        md=report(
-            "results/mlm/training_log.md",
-            caption="../report/mlm_training_log.rst",
-            category="MLM (paper 004)",
-            subcategory="Training",
-        ),
+        md=mlm_report("results/mlm/training_log.md", "mlm_training_log", "Training"),
     params:
+        code=MLM_CODE,
         train=config["mlm"]["train"],
         seed=config["mlm"]["seed"],
         device=config["mlm"]["device"],
@@ -43,11 +72,12 @@ rule mlm_train:
 rule mlm_infer:
     input:
         model="results/mlm/cnn.pt",
-        images=mlm_partition_source,
+        # an MNIST split or a perturbed-MNIST partition
+        images=lambda wc: MLM_SOURCES.get(wc.partition, f"results/pmnist/{wc.partition}.parquet"),
     output:
         "results/mlm/softmax/{partition}.parquet",
     params:
-        infer=config["mlm"]["infer"],
+        code=MLM_CODE,
         device=config["mlm"]["device"],
         n_images=lambda wc: (
             config["mlm"]["train"]["n_images"] if wc.partition == "train" else None
@@ -73,14 +103,10 @@ rule mlm_centroids:
     output:
         centroids="results/mlm/centroids.parquet",
         table1="results/mlm/table1_centroid_shift.parquet",
-        table1_md=report(
-            "results/mlm/table1_centroid_shift.md",
-            caption="../report/mlm_table1.rst",
-            category="MLM (paper 004)",
-            subcategory="Centroids",
-        ),
+        table1_md=mlm_report("results/mlm/table1_centroid_shift.md", "mlm_table1", "Centroids"),
         misclustered="results/mlm/misclustered.parquet",
     params:
+        code=MLM_CODE,
         kmeans=config["mlm"]["kmeans"],
         seed=config["mlm"]["seed"],
         paper_shift=config["mlm"]["paper_reference"]["centroid_shift"],
@@ -100,21 +126,16 @@ rule mlm_fig_misclustered:
         centroids="results/mlm/centroids.parquet",
         train="results/data/mnist_train.parquet",
     output:
-        fig3=report(
-            "results/figures/mlm/figure3_misclustered_softmax.png",
-            caption="../report/mlm_figure3.rst",
-            category="MLM (paper 004)",
-            subcategory="Centroids",
+        fig3=mlm_report(
+            "results/figures/mlm/figure3_misclustered_softmax.png", "mlm_figure3", "Centroids"
         ),
         fig3_pdf="results/figures/mlm/figure3_misclustered_softmax.pdf",
-        fig4=report(
-            "results/figures/mlm/figure4_misclustered_distances.png",
-            caption="../report/mlm_figure4.rst",
-            category="MLM (paper 004)",
-            subcategory="Centroids",
+        fig4=mlm_report(
+            "results/figures/mlm/figure4_misclustered_distances.png", "mlm_figure4", "Centroids"
         ),
         fig4_pdf="results/figures/mlm/figure4_misclustered_distances.pdf",
     params:
+        code=MLM_CODE,
         examples=config["mlm"]["figures"]["misclustered_examples"],
     log:
         "logs/mlm/fig_misclustered.log",
@@ -131,6 +152,7 @@ rule mlm_matrices:
     output:
         "results/mlm/matrices.parquet",
     params:
+        code=MLM_CODE,
         perturbed=config["mlm"]["perturbed"],
     log:
         "logs/mlm/matrices.log",
@@ -147,33 +169,17 @@ rule mlm_fig_matrices:
         matrices="results/mlm/matrices.parquet",
         test="results/mlm/softmax/test.parquet",
     output:
-        fig1=report(
-            "results/figures/mlm/figure1_confusion_matrix.png",
-            caption="../report/mlm_figure1.rst",
-            category="MLM (paper 004)",
-            subcategory="Matrices",
+        fig1=mlm_report(
+            "results/figures/mlm/figure1_confusion_matrix.png", "mlm_figure1", "Matrices"
         ),
         fig1_pdf="results/figures/mlm/figure1_confusion_matrix.pdf",
-        fig2=report(
-            "results/figures/mlm/figure2_mlm.png",
-            caption="../report/mlm_figure2.rst",
-            category="MLM (paper 004)",
-            subcategory="Matrices",
-        ),
+        fig2=mlm_report("results/figures/mlm/figure2_mlm.png", "mlm_figure2", "Matrices"),
         fig2_pdf="results/figures/mlm/figure2_mlm.pdf",
-        mean_std=report(
-            "results/figures/mlm/mlm_mean_std.png",
-            caption="../report/mlm_mean_std.rst",
-            category="MLM (paper 004)",
-            subcategory="Matrices",
-        ),
-        per_level=report(
-            "results/figures/mlm/mlm_per_level.png",
-            caption="../report/mlm_per_level.rst",
-            category="MLM (paper 004)",
-            subcategory="Matrices",
-        ),
+        mean_std=mlm_report("results/figures/mlm/mlm_mean_std.png", "mlm_mean_std", "Matrices"),
+        per_level=mlm_report("results/figures/mlm/mlm_per_level.png", "mlm_per_level", "Matrices"),
         confusion="results/mlm/confusion_test.parquet",
+    params:
+        code=MLM_CODE,
     log:
         "logs/mlm/fig_matrices.log",
     conda:
@@ -188,28 +194,20 @@ rule mlm_accuracy:
         training_log="results/mlm/training_log.parquet",
     output:
         table="results/mlm/accuracy.parquet",
-        comparison="results/mlm/paper_comparison.parquet",
-        md=report(
-            "results/mlm/accuracy.md",
-            caption="../report/mlm_accuracy_table.rst",
-            category="MLM (paper 004)",
-            subcategory="Perturbed accuracy",
-        ),
-        fig5=report(
+        comparison="results/mlm/accuracy_comparison.parquet",
+        md=mlm_report("results/mlm/accuracy.md", "mlm_accuracy_table", "Perturbed accuracy"),
+        fig5=mlm_report(
             "results/figures/mlm/figure5_accuracy_by_level.png",
-            caption="../report/mlm_figure5.rst",
-            category="MLM (paper 004)",
-            subcategory="Perturbed accuracy",
+            "mlm_figure5",
+            "Perturbed accuracy",
         ),
         fig5_pdf="results/figures/mlm/figure5_accuracy_by_level.pdf",
-        fig7=report(
-            "results/figures/mlm/figure7_accuracy_heatmap.png",
-            caption="../report/mlm_figure7.rst",
-            category="MLM (paper 004)",
-            subcategory="Perturbed accuracy",
+        fig7=mlm_report(
+            "results/figures/mlm/figure7_accuracy_heatmap.png", "mlm_figure7", "Perturbed accuracy"
         ),
         fig7_pdf="results/figures/mlm/figure7_accuracy_heatmap.pdf",
     params:
+        code=MLM_CODE,
         paper=config["mlm"]["paper_reference"],
         clean_partition=config["mlm"]["perturbed"]["clean_partition"],
     log:
@@ -225,14 +223,12 @@ rule mlm_fig_pixelation:
         images=f"results/pmnist/{config['mlm']['figures']['pixelation_corruption']}.parquet",
         softmax=MLM_PERTURBED_SOFTMAX,
     output:
-        fig6=report(
-            "results/figures/mlm/figure6_pixelation.png",
-            caption="../report/mlm_figure6.rst",
-            category="MLM (paper 004)",
-            subcategory="Perturbed accuracy",
+        fig6=mlm_report(
+            "results/figures/mlm/figure6_pixelation.png", "mlm_figure6", "Perturbed accuracy"
         ),
         fig6_pdf="results/figures/mlm/figure6_pixelation.pdf",
     params:
+        code=MLM_CODE,
         figures=config["mlm"]["figures"],
         clean_partition=config["mlm"]["perturbed"]["clean_partition"],
     log:
@@ -243,11 +239,32 @@ rule mlm_fig_pixelation:
         "../../scripts/mlm/mlm_fig_pixelation.py"
 
 
+rule mlm_paper:
+    input:
+        comparison="results/mlm/accuracy_comparison.parquet",
+        accuracy="results/mlm/accuracy.parquet",
+        centroids="results/mlm/table1_centroid_shift.parquet",
+    output:
+        comparison="results/mlm/paper_comparison.parquet",
+        claims="results/mlm/paper_claims.parquet",
+        notes="results/mlm/paper_notes.md",
+    params:
+        code=MLM_CODE,
+    log:
+        "logs/mlm/paper.log",
+    conda:
+        ENV_CORE
+    script:
+        "../../scripts/mlm/mlm_paper.py"
+
+
 rule bench_mlm:
     input:
         train="results/data/mnist_train.parquet",
     output:
         "results/bench/mlm.md",
+    params:
+        code=MLM_CODE,
     log:
         "logs/mlm/bench.log",
     threads: 2

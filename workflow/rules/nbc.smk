@@ -2,10 +2,38 @@
 # distributions -> one job per (N_train, gamma) cell (metrics) -> curves per cell ->
 # AUC table + claims check, Figure 1 (means) and Figure 2 (standard deviations).
 
+NBC_CODE = code_digest("nbc")
+nbc_report = topic_report("NBC robustness (paper 000)")
+
+
+wildcard_constraints:
+    nbc_n=r"\d+",
+    nbc_g=r"[0-9.e+-]+",
+
+
+# (n_train, gamma text) of every cell of the configured grid.
+NBC_CELLS = [
+    (int(n), f"{float(g):g}")
+    for n in config["nbc"]["grid"]["n_train"]
+    for g in config["nbc"]["grid"]["gamma"]
+]
+NBC_CURVE_FILES = [f"results/nbc/curves/n{n}_g{g}.parquet" for n, g in NBC_CELLS]
+# The topic's final outputs (collected by all_targets()).
+NBC_TARGETS = [
+    "results/nbc/auc.parquet",
+    "results/nbc/auc.md",
+    "results/figures/nbc/mean_curves.png",
+    "results/figures/nbc/mean_curves.pdf",
+    "results/figures/nbc/std_curves.png",
+    "results/figures/nbc/std_curves.pdf",
+    "results/nbc/paper_comparison.parquet",
+    "results/nbc/paper_claims.parquet",
+]
+
 
 rule nbc:
     input:
-        nbc_targets(),
+        NBC_TARGETS,
 
 
 rule nbc_distributions:
@@ -13,6 +41,7 @@ rule nbc_distributions:
         dists="results/nbc/distributions.parquet",
         test="results/nbc/test_set.parquet",
     params:
+        code=NBC_CODE,
         design=config["nbc"]["design"],
         seed=config["nbc"]["seed"],
     log:
@@ -30,6 +59,7 @@ rule nbc_cell:
     output:
         "results/nbc/cells/n{nbc_n}_g{nbc_g}.parquet",
     params:
+        code=NBC_CODE,
         fit=config["nbc"]["fit"],
         seed=config["nbc"]["seed"],
     log:
@@ -47,6 +77,8 @@ rule nbc_curves:
         "results/nbc/cells/n{nbc_n}_g{nbc_g}.parquet",
     output:
         "results/nbc/curves/n{nbc_n}_g{nbc_g}.parquet",
+    params:
+        code=NBC_CODE,
     log:
         "logs/nbc/curves_n{nbc_n}_g{nbc_g}.log",
     conda:
@@ -57,18 +89,14 @@ rule nbc_curves:
 
 rule nbc_auc:
     input:
-        nbc_curve_files(),
+        NBC_CURVE_FILES,
     output:
         table="results/nbc/auc.parquet",
         per_set="results/nbc/auc_per_set.parquet",
         claims="results/nbc/claims.parquet",
-        md=report(
-            "results/nbc/auc.md",
-            caption="../report/nbc_auc.rst",
-            category="NBC robustness (paper 000)",
-            subcategory="Tables",
-        ),
+        md=nbc_report("results/nbc/auc.md", "nbc_auc", "Tables"),
     params:
+        code=NBC_CODE,
         report=config["nbc"]["report"],
     log:
         "logs/nbc/auc.log",
@@ -80,22 +108,14 @@ rule nbc_auc:
 
 rule nbc_figures:
     input:
-        nbc_curve_files(),
+        NBC_CURVE_FILES,
     output:
-        mean_png=report(
-            "results/figures/nbc/mean_curves.png",
-            caption="../report/nbc_mean_curves.rst",
-            category="NBC robustness (paper 000)",
-            subcategory="Figures",
-        ),
+        mean_png=nbc_report("results/figures/nbc/mean_curves.png", "nbc_mean_curves", "Figures"),
         mean_pdf="results/figures/nbc/mean_curves.pdf",
-        std_png=report(
-            "results/figures/nbc/std_curves.png",
-            caption="../report/nbc_std_curves.rst",
-            category="NBC robustness (paper 000)",
-            subcategory="Figures",
-        ),
+        std_png=nbc_report("results/figures/nbc/std_curves.png", "nbc_std_curves", "Figures"),
         std_pdf="results/figures/nbc/std_curves.pdf",
+    params:
+        code=NBC_CODE,
     log:
         "logs/nbc/figures.log",
     benchmark:
@@ -106,9 +126,28 @@ rule nbc_figures:
         "../../scripts/nbc/nbc_figures.py"
 
 
+rule nbc_paper:
+    input:
+        claims="results/nbc/claims.parquet",
+    output:
+        comparison="results/nbc/paper_comparison.parquet",
+        claims="results/nbc/paper_claims.parquet",
+        notes="results/nbc/paper_notes.md",
+    params:
+        code=NBC_CODE,
+    log:
+        "logs/nbc/paper.log",
+    conda:
+        ENV_CORE
+    script:
+        "../../scripts/nbc/nbc_paper.py"
+
+
 rule bench_nbc:
     output:
         "results/bench/nbc.md",
+    params:
+        code=NBC_CODE,
     log:
         "logs/nbc/bench.log",
     benchmark:

@@ -3,10 +3,34 @@
 # each job gets only its own corruption's parameters, so editing one reruns only it.
 # The `calibrated` preset (pmnist_calibrate) is a separate target that needs the MLM CNN.
 
+PMNIST = config["pmnist"]
+PMNIST_CODE = code_digest("pmnist")
+PMNIST_CORRUPTIONS = list(PMNIST["corruptions"])
+pmnist_report = topic_report("MLM (paper 004)")
+
+
+wildcard_constraints:
+    corruption="|".join(PMNIST_CORRUPTIONS),
+
+
+# The 13 partition files: clean (level 0) and one per corruption (levels 1..10).
+PMNIST_PARTITIONS = ["results/pmnist/clean.parquet"] + expand(
+    "results/pmnist/{corruption}.parquet", corruption=PMNIST_CORRUPTIONS
+)
+
+
+# The topic's final outputs (collected by all_targets()).
+PMNIST_TARGETS = PMNIST_PARTITIONS + [
+    "results/pmnist/summary.parquet",
+    "results/pmnist/summary.md",
+    "results/figures/pmnist/sample_grid.png",
+    "results/figures/pmnist/mean_intensity.png",
+]
+
 
 rule pmnist:
     input:
-        pmnist_targets(),
+        PMNIST_TARGETS,
 
 
 rule pmnist_clean:
@@ -16,6 +40,7 @@ rule pmnist_clean:
         images="results/pmnist/clean.parquet",
         stats="results/pmnist/stats/clean.parquet",
     params:
+        code=PMNIST_CODE,
         images_per_class=PMNIST["images_per_class"],
     log:
         "logs/pmnist/clean.log",
@@ -36,6 +61,7 @@ rule pmnist_generate:
         images="results/pmnist/{corruption}.parquet",
         stats="results/pmnist/stats/{corruption}.parquet",
     params:
+        code=PMNIST_CODE,
         # only this corruption's parameters (paper) or just the preset name (calibrated)
         corruption=lambda wc: (
             {"preset": "calibrated"}
@@ -64,19 +90,13 @@ rule pmnist_summary:
         ),
     output:
         table="results/pmnist/summary.parquet",
-        md=report(
-            "results/pmnist/summary.md",
-            caption="../report/pmnist_summary.rst",
-            category="MLM (paper 004)",
-            subcategory="Perturbed MNIST",
-        ),
-        fig=report(
-            "results/figures/pmnist/mean_intensity.png",
-            caption="../report/pmnist_mean_intensity.rst",
-            category="MLM (paper 004)",
-            subcategory="Perturbed MNIST",
+        md=pmnist_report("results/pmnist/summary.md", "pmnist_summary", "Perturbed MNIST"),
+        fig=pmnist_report(
+            "results/figures/pmnist/mean_intensity.png", "pmnist_mean_intensity", "Perturbed MNIST"
         ),
         pdf="results/figures/pmnist/mean_intensity.pdf",
+    params:
+        code=PMNIST_CODE,
     log:
         "logs/pmnist/summary.log",
     conda:
@@ -89,15 +109,13 @@ rule pmnist_grid:
     input:
         PMNIST_PARTITIONS,
     output:
-        fig=report(
-            "results/figures/pmnist/sample_grid.png",
-            caption="../report/pmnist_sample_grid.rst",
-            category="MLM (paper 004)",
-            subcategory="Perturbed MNIST",
+        fig=pmnist_report(
+            "results/figures/pmnist/sample_grid.png", "pmnist_sample_grid", "Perturbed MNIST"
         ),
         pdf="results/figures/pmnist/sample_grid.pdf",
         per_class=directory("results/figures/pmnist/sample_grid_by_class"),
     params:
+        code=PMNIST_CODE,
         grid=PMNIST["grid"],
     log:
         "logs/pmnist/grid.log",
@@ -114,6 +132,7 @@ rule pmnist_calibrate:
     output:
         PMNIST["calibrated_schedule"],
     params:
+        code=PMNIST_CODE,
         calibration=PMNIST["calibration"],
         corruptions=PMNIST["corruptions"],
         seed=PMNIST["seed"],
@@ -131,6 +150,8 @@ rule pmnist_calibrate:
 rule bench_pmnist:
     output:
         "results/bench/pmnist.md",
+    params:
+        code=PMNIST_CODE,
     log:
         "logs/pmnist/bench.log",
     benchmark:

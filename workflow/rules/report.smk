@@ -1,15 +1,18 @@
-# Report: the cross-paper summary (papers' numbers beside ours) and the benchmark collection.
+# Report: the cross-paper summary (every topic's paper comparison and claims) and the
+# benchmark collection.
+
+REPORT_CODE = code_digest()
+BENCH_TOPICS = ["nbc", "trees", "pmnist", "mlm"]
+
+
+REPORT_TARGETS = ["results/summary.md"]
 
 
 rule report_summary:
     input:
-        nbc_claims="results/nbc/claims.parquet",
-        trees_comparison="results/trees/comparison.parquet",
-        trees_claims="results/trees/claims.parquet",
-        trees_runtimes="results/trees/table2_runtimes.tsv",
-        mlm_comparison="results/mlm/paper_comparison.parquet",
-        mlm_accuracy="results/mlm/accuracy.parquet",
-        mlm_centroids="results/mlm/table1_centroid_shift.parquet",
+        comparisons=expand("results/{topic}/paper_comparison.parquet", topic=PAPER_TOPICS),
+        claims=expand("results/{topic}/paper_claims.parquet", topic=PAPER_TOPICS),
+        notes=expand("results/{topic}/paper_notes.md", topic=PAPER_TOPICS),
     output:
         md=report(
             "results/summary.md",
@@ -19,8 +22,7 @@ rule report_summary:
         comparisons="results/summary_comparisons.parquet",
         claims="results/summary_claims.parquet",
     params:
-        papers=PAPER_TITLES,
-        trees_paper=config["trees"]["paper"],
+        code=REPORT_CODE,
     log:
         "logs/report/summary.log",
     conda:
@@ -34,6 +36,8 @@ rule bench:
         expand("results/bench/{topic}.md", topic=BENCH_TOPICS),
     output:
         "results/bench/summary.md",
+    params:
+        code=REPORT_CODE,
     log:
         "logs/report/bench.log",
     conda:

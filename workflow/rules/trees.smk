@@ -2,10 +2,52 @@
 # One job per experiment (Table 1, Table 2, Figure 4 of 002, Figure 5 of 001) and one per
 # resized MNIST size of Table 3; a summary job compares every number with the papers'.
 
+TREES = config["trees"]
+TREES_CODE = code_digest("trees")
+trees_report = topic_report("Tree robustness (papers 001/002)")
+
+
+wildcard_constraints:
+    trees_size=r"\d+",
+
+
+# Table 3: resized MNIST size -> decision-tree depths (the rows of the paper's table).
+TREES_TABLE3_DEPTHS = {int(m["size"]): list(m["depths"]) for m in TREES["table3"]["models"]}
+# Table 3 parameters shared by every size (everything but the model list).
+TREES_TABLE3_SETTINGS = {k: v for k, v in TREES["table3"].items() if k != "models"}
+# Topic-wide parameters every robustness job uses.
+TREES_COMMON = {k: TREES[k] for k in ("seed", "engine_tol", "prune_level", "mnist_resize")}
+TREES_FIGS = "results/figures/trees"
+
+
+# The topic's final outputs (collected by all_targets()).
+TREES_TARGETS = [
+    "results/trees/table1.parquet",
+    "results/trees/table1.md",
+    f"{TREES_FIGS}/table1_scatter.png",
+    "results/trees/table2.parquet",
+    "results/trees/table2.md",
+    f"{TREES_FIGS}/table2_runtimes.png",
+    "results/trees/table3.parquet",
+    "results/trees/table3.md",
+    f"{TREES_FIGS}/table3_scatter.png",
+    "results/trees/pima.parquet",
+    "results/trees/pima.md",
+    f"{TREES_FIGS}/pima_hist.png",
+    f"{TREES_FIGS}/pima_hist.pdf",
+    "results/trees/iris_mixed.parquet",
+    "results/trees/iris_mixed.md",
+    f"{TREES_FIGS}/iris_mixed.png",
+    f"{TREES_FIGS}/iris_mixed.pdf",
+    "results/trees/summary.md",
+    "results/trees/paper_comparison.parquet",
+    "results/trees/paper_claims.parquet",
+]
+
 
 rule trees:
     input:
-        trees_targets(),
+        TREES_TARGETS,
 
 
 rule trees_table1:
@@ -13,20 +55,17 @@ rule trees_table1:
         iris="results/data/iris.parquet",
     output:
         table="results/trees/table1.parquet",
-        md=report(
-            "results/trees/table1.md",
-            caption="../report/trees_table1.rst",
-            category="Tree robustness (papers 001/002)",
-            subcategory="Table 1: Iris, all vs 99 % boxes",
+        md=trees_report(
+            "results/trees/table1.md", "trees_table1", "Table 1: Iris, all vs 99 % boxes"
         ),
-        png=report(
+        png=trees_report(
             "results/figures/trees/table1_scatter.png",
-            caption="../report/trees_table1.rst",
-            category="Tree robustness (papers 001/002)",
-            subcategory="Table 1: Iris, all vs 99 % boxes",
+            "trees_table1",
+            "Table 1: Iris, all vs 99 % boxes",
         ),
         pdf="results/figures/trees/table1_scatter.pdf",
     params:
+        code=TREES_CODE,
         exp=config["trees"]["table1"],
         common=TREES_COMMON,
     log:
@@ -46,19 +85,16 @@ rule trees_table2:
     output:
         table="results/trees/table2.parquet",
         runtimes="results/trees/table2_runtimes.tsv",
-        md=report(
-            "results/trees/table2.md",
-            caption="../report/trees_table2.rst",
-            category="Tree robustness (papers 001/002)",
-            subcategory="Table 2: MNIST 5x5 random forest runtimes",
+        md=trees_report(
+            "results/trees/table2.md", "trees_table2", "Table 2: MNIST 5x5 random forest runtimes"
         ),
-        png=report(
+        png=trees_report(
             "results/figures/trees/table2_runtimes.png",
-            caption="../report/trees_table2.rst",
-            category="Tree robustness (papers 001/002)",
-            subcategory="Table 2: MNIST 5x5 random forest runtimes",
+            "trees_table2",
+            "Table 2: MNIST 5x5 random forest runtimes",
         ),
     params:
+        code=TREES_CODE,
         exp=config["trees"]["table2"],
         common=TREES_COMMON,
     log:
@@ -78,6 +114,7 @@ rule trees_table3_size:
     output:
         "results/trees/table3/size{trees_size}.parquet",
     params:
+        code=TREES_CODE,
         depths=lambda wildcards: TREES_TABLE3_DEPTHS[int(wildcards.trees_size)],
         exp=TREES_TABLE3_SETTINGS,
         common=TREES_COMMON,
@@ -96,18 +133,18 @@ rule trees_table3:
         expand("results/trees/table3/size{size}.parquet", size=list(TREES_TABLE3_DEPTHS)),
     output:
         table="results/trees/table3.parquet",
-        md=report(
+        md=trees_report(
             "results/trees/table3.md",
-            caption="../report/trees_table3.rst",
-            category="Tree robustness (papers 001/002)",
-            subcategory="Table 3: MNIST decision trees, exact vs Monte Carlo",
+            "trees_table3",
+            "Table 3: MNIST decision trees, exact vs Monte Carlo",
         ),
-        png=report(
+        png=trees_report(
             "results/figures/trees/table3_scatter.png",
-            caption="../report/trees_table3.rst",
-            category="Tree robustness (papers 001/002)",
-            subcategory="Table 3: MNIST decision trees, exact vs Monte Carlo",
+            "trees_table3",
+            "Table 3: MNIST decision trees, exact vs Monte Carlo",
         ),
+    params:
+        code=TREES_CODE,
     log:
         "logs/trees/table3.log",
     conda:
@@ -121,20 +158,17 @@ rule trees_pima:
         pima="results/data/pima.parquet",
     output:
         table="results/trees/pima.parquet",
-        md=report(
-            "results/trees/pima.md",
-            caption="../report/trees_pima.rst",
-            category="Tree robustness (papers 001/002)",
-            subcategory="Figure 4 (002): Pima, XGBoost, NORTA noise",
+        md=trees_report(
+            "results/trees/pima.md", "trees_pima", "Figure 4 (002): Pima, XGBoost, NORTA noise"
         ),
-        png=report(
+        png=trees_report(
             "results/figures/trees/pima_hist.png",
-            caption="../report/trees_pima.rst",
-            category="Tree robustness (papers 001/002)",
-            subcategory="Figure 4 (002): Pima, XGBoost, NORTA noise",
+            "trees_pima",
+            "Figure 4 (002): Pima, XGBoost, NORTA noise",
         ),
         pdf="results/figures/trees/pima_hist.pdf",
     params:
+        code=TREES_CODE,
         exp=config["trees"]["pima"],
         seed=config["trees"]["seed"],
     log:
@@ -152,20 +186,19 @@ rule trees_iris_mixed:
         iris="results/data/iris.parquet",
     output:
         table="results/trees/iris_mixed.parquet",
-        md=report(
+        md=trees_report(
             "results/trees/iris_mixed.md",
-            caption="../report/trees_iris_mixed.rst",
-            category="Tree robustness (papers 001/002)",
-            subcategory="Figure 5 (001): Iris, XGBoost, mixed noise",
+            "trees_iris_mixed",
+            "Figure 5 (001): Iris, XGBoost, mixed noise",
         ),
-        png=report(
+        png=trees_report(
             "results/figures/trees/iris_mixed.png",
-            caption="../report/trees_iris_mixed.rst",
-            category="Tree robustness (papers 001/002)",
-            subcategory="Figure 5 (001): Iris, XGBoost, mixed noise",
+            "trees_iris_mixed",
+            "Figure 5 (001): Iris, XGBoost, mixed noise",
         ),
         pdf="results/figures/trees/iris_mixed.pdf",
     params:
+        code=TREES_CODE,
         exp=config["trees"]["iris_mixed"],
         seed=config["trees"]["seed"],
     log:
@@ -178,7 +211,7 @@ rule trees_iris_mixed:
         "../../scripts/trees/trees_iris_mixed.py"
 
 
-rule trees_summary:
+rule trees_paper:
     input:
         table1="results/trees/table1.parquet",
         table2="results/trees/table2.parquet",
@@ -187,24 +220,21 @@ rule trees_summary:
         pima="results/trees/pima.parquet",
         iris_mixed="results/trees/iris_mixed.parquet",
     output:
-        md=report(
-            "results/trees/summary.md",
-            caption="../report/trees_summary.rst",
-            category="Tree robustness (papers 001/002)",
-            subcategory="Summary",
-        ),
-        comparison="results/trees/comparison.parquet",
-        claims="results/trees/claims.parquet",
+        md=trees_report("results/trees/summary.md", "trees_summary", "Summary"),
+        comparison="results/trees/paper_comparison.parquet",
+        claims="results/trees/paper_claims.parquet",
+        notes="results/trees/paper_notes.md",
     params:
+        code=TREES_CODE,
         paper=config["trees"]["paper"],
         pima_threshold=config["trees"]["pima"]["threshold"],
         iris_tol=config["trees"]["iris_mixed"]["engine_tol"],
     log:
-        "logs/trees/summary.log",
+        "logs/trees/paper.log",
     conda:
         ENV_CORE
     script:
-        "../../scripts/trees/trees_summary.py"
+        "../../scripts/trees/trees_paper.py"
 
 
 # ---- bench_trees: the exact-engine benchmark (bench/trees.py, docs/trees.md) ----------------
@@ -214,6 +244,8 @@ rule bench_trees:
         test="results/data/mnist_test.parquet",
     output:
         "results/bench/trees.md",
+    params:
+        code=TREES_CODE,
     log:
         "logs/trees/bench.log",
     benchmark:

@@ -133,8 +133,11 @@ def download_from_mirrors(entry: ManifestEntry, dest: Path, timeout: float = 30.
     return False
 
 
-def verify_manifest(manifest: str | os.PathLike, allow_download: bool = False) -> pd.DataFrame:
-    """Check every manifest entry (paths relative to the manifest's folder).
+def verify_manifest(
+    manifest: str | os.PathLike, allow_download: bool = False, dataset: str | None = None
+) -> pd.DataFrame:
+    """Check every manifest entry (paths relative to the manifest's folder), or only those of
+    ``dataset`` (the path's first folder, e.g. ``mnist``).
 
     Returns one row per verified file: ``path`` (as in the manifest), ``file`` (where it
     lies), ``sha256`` and ``bytes``. A missing file is fetched from its mirrors when
@@ -142,8 +145,13 @@ def verify_manifest(manifest: str | os.PathLike, allow_download: bool = False) -
     and the found digest.
     """
     raw = Path(manifest).parent
+    entries = read_manifest(manifest)
+    if dataset is not None:
+        entries = [e for e in entries if e.path.split("/")[0] == dataset]
+        if not entries:
+            raise ValueError(f"manifest {manifest} lists no file of data set {dataset!r}")
     rows = []
-    for entry in read_manifest(manifest):
+    for entry in entries:
         path = raw / entry.path
         if not path.exists() and not (
             allow_download and entry.mirrors and download_from_mirrors(entry, path)

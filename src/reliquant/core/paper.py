@@ -1,24 +1,38 @@
-"""The cross-paper summary: each paper's reported numbers beside ours, and its claims.
+"""The one mechanism that sets a paper's numbers beside ours and checks its claims.
 
-Each topic contributes rows of two kinds:
+Every topic (``nbc``, ``trees``, ``mlm``) keeps the numbers its paper states in one config
+key, ``<topic>.paper`` (thresholds of its claims included), and turns them into rows of two
+kinds through its own ``reliquant.<topic>.paper`` module:
 
-* a *comparison*: a number the paper states and the same quantity from our run
-  (``paper``, ``quantity``, ``paper_value``, ``ours``, ``unit``, ``note``); the difference is
-  ``ours - paper_value``;
-* a *claim*: a sentence the paper asserts and whether it holds in our run, decided from the
-  data (``paper``, ``claim``, ``holds``, ``evidence``).
+* a *comparison* (:class:`Comparison`): a number the paper states and the same quantity from
+  our run; the difference is ``ours - paper_value``;
+* a *claim* (:class:`Claim`): a sentence the paper asserts and whether it holds in our run,
+  decided from the data.
 
-:func:`render_summary` turns both into one markdown document with a table per paper.
+Each topic's ``<topic>_paper`` rule writes them with :data:`COMPARISON_SCHEMA` /
+:data:`CLAIM_SCHEMA` (plus machine-dependent notes such as runtime ratios, which stay out of
+parquet: :func:`notes_markdown`). The cross-paper summary only assembles those tables
+(:func:`render_summary`); paper titles live here, in :data:`PAPER_TITLES`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+
+#: Section titles of the summary, keyed by the paper files in shared/papers (index: README).
+PAPER_TITLES: dict[str, str] = {
+    "000": "Robustness quantification for Naive Bayes (paper 000)",
+    "001": "Probabilistic robustness of tree ensembles, first version (paper 001)",
+    "002": "Probabilistic robustness of tree ensembles, revised (paper 002)",
+    "004": "Misclassification Likelihood Matrix (paper 004)",
+}
 
 COMPARISON_SCHEMA = pa.schema(
     [
@@ -93,7 +107,7 @@ def _fmt(value: float) -> str:
 def render_summary(
     comparisons: pd.DataFrame,
     claims: pd.DataFrame,
-    papers: dict[str, str],
+    papers: Mapping[str, str] = PAPER_TITLES,
     extra: dict[str, list[str]] | None = None,
 ) -> str:
     """Markdown with, per paper (in the order of ``papers``: key -> title), a table of
@@ -128,121 +142,41 @@ def render_summary(
     return "\n".join(lines) + "\n"
 
 
-def collect_benchmarks(sections: dict[str, str]) -> str:
-    """One markdown document from each topic's benchmark report (topic -> markdown)."""
-    lines = [
-        "# reliquant benchmarks",
-        "",
-        "Each section was produced by `bench/<topic>.py` (rule `bench_<topic>`); ratios are "
-        "measured side by side in one run, so they hold across machines better than seconds.",
-    ]
-    for topic, text in sections.items():
-        body = text.strip()
-        if body.startswith("# "):
-            body = "\n".join(body.splitlines()[1:]).strip()
-        lines += ["", f"## {topic}", "", body]
+def paper_number(paper: Mapping[str, Any], key: str, topic: str) -> Any:
+    """``paper[key]`` of the ``<topic>.paper`` config section, or a KeyError naming the key."""
+    if key not in paper:
+        raise KeyError(
+            f"config key {topic}.paper.{key} is missing (the paper's numbers and claim "
+            f"thresholds live there; present: {', '.join(sorted(paper)) or 'none'})"
+        )
+    return paper[key]
+
+
+_NOTE_MARK = re.compile(r"^<!-- paper (\w+) -->$")
+
+
+def notes_markdown(notes: Mapping[str, list[str]]) -> str:
+    """Markdown lines to add under papers' sections of the summary (paper -> lines).
+
+    Used for machine-dependent numbers (runtime ratios) that stay out of the parquet tables;
+    :func:`read_notes` reads the text back.
+    """
+    lines: list[str] = []
+    for paper, body in notes.items():
+        if paper not in PAPER_TITLES:
+            raise ValueError(f"unknown paper {paper!r}; known: {sorted(PAPER_TITLES)}")
+        lines += [f"<!-- paper {paper} -->", *body]
     return "\n".join(lines) + "\n"
 
 
-# --- per-paper rows -------------------------------------------------------------------------
-def _cell(row) -> str:
-    return f"N={int(row.n_train)}, γ={row.gamma:g}"
-
-
-def nbc_claims(cells: pd.DataFrame) -> list[Claim]:
-    """Paper 000's two claims from the per-cell check (``results/nbc/claims.parquet``).
-
-    Robustness metrics are *better* than uncertainty metrics where training data are few or
-    shifted (every hard cell ``better``) and *no worse* otherwise (no easy cell ``worse``).
-    """
-    hard, easy = cells[cells["hard"]], cells[~cells["hard"]]
-    not_better = [_cell(r) for r in hard.itertuples() if r.verdict != "better"]
-    worse_easy = [_cell(r) for r in easy.itertuples() if r.verdict == "worse"]
-    return [
-        Claim(
-            "000",
-            "robustness metrics flag unreliable predictions better than uncertainty metrics "
-            "when training data are few or shifted",
-            len(hard) > 0 and not not_better,
-            f"best robustness AUC significantly higher in {len(hard) - len(not_better)} of "
-            f"{len(hard)} such cells" + (f"; not in {', '.join(not_better)}" if not_better else ""),
-        ),
-        Claim(
-            "000",
-            "and no worse otherwise",
-            not worse_easy,
-            f"{len(easy) - len(worse_easy)} of {len(easy)} remaining cells not worse",
-        ),
-    ]
-
-
-def mlm_comparisons(accuracy: pd.DataFrame, centroid_shift: pd.DataFrame) -> list[Comparison]:
-    """Paper 004's accuracies and Table 1 centroid shifts beside ours."""
-    rows = [
-        Comparison("004", r.quantity, r.paper, r.ours, "accuracy")
-        for r in accuracy.itertuples(index=False)
-        if not np.isnan(r.paper)
-    ]
-    rows += [
-        Comparison("004", f"Table 1: centroid shift, class {int(c)}", float(paper), float(ours))
-        for c, paper, ours in zip(
-            centroid_shift["class"],
-            centroid_shift["paper_distance"],
-            centroid_shift["distance"],
-            strict=True,
-        )
-    ]
-    return rows
-
-
-def mlm_claims(
-    per_level: pd.DataFrame, centroid_shift: pd.DataFrame, moved_classes: list[int]
-) -> list[Claim]:
-    """Paper 004's claims: accuracy falls roughly linearly with the level, and K-Means moves
-    the class means of ``moved_classes`` by about 1e-4 and the others by about 1e-14."""
-    mean = per_level.groupby("level")["accuracy"].mean()
-    x, y = mean.index.to_numpy(dtype=float), mean.to_numpy(dtype=float)
-    slope, intercept = np.polyfit(x, y, 1)
-    r2 = 1 - np.sum((y - (slope * x + intercept)) ** 2) / np.sum((y - y.mean()) ** 2)
-    moved = sorted(int(c) for c in centroid_shift.loc[centroid_shift["distance"] > 1e-8, "class"])
-    return [
-        Claim(
-            "004",
-            "mean accuracy over corruptions decreases roughly linearly with the level",
-            bool(slope < 0 and r2 >= 0.95),
-            f"least-squares line: slope {slope:.4f} per level, R^2 = {r2:.3f}",
-        ),
-        Claim(
-            "004",
-            "K-Means leaves most class means in place (~1e-14) and moves a few by ~1e-4",
-            0 < len(moved) < len(centroid_shift),
-            f"moved by more than 1e-8: classes {moved}",
-        ),
-        Claim(
-            "004",
-            f"the classes whose means move are {sorted(moved_classes)}",
-            moved == sorted(moved_classes),
-            f"ours: {moved}",
-        ),
-    ]
-
-
-def runtime_ratio_lines(runtimes: pd.DataFrame, paper: dict[str, float]) -> list[str]:
-    """Markdown lines with the Table 2 runtime ratios (medians over samples), ours vs paper's.
-
-    Runtimes differ between machines, so only ratios are compared; they are kept out of the
-    parquet outputs (which must be identical between runs).
-    """
-    med = runtimes.median(numeric_only=True)
-    ours_prune = med["all_boxes"] / med["pruned_boxes"]
-    paper_prune = paper["table2_all_boxes_median_s"] / paper["table2_pruned_median_s"]
-    ours_mc = med["all_boxes"] / med["monte_carlo"]
-    paper_mc = paper["table2_all_boxes_median_s"] / paper["table2_mc_s"]
-    return [
-        "| runtime ratio (Table 2, medians over samples) | paper | ours |",
-        "|---|---:|---:|",
-        f"| all boxes / 99 % boxes | {paper_prune:.0f}x | {ours_prune:.0f}x |",
-        f"| all boxes / Monte Carlo (10^6 draws) | {paper_mc:.0f}x | {ours_mc:.1f}x |",
-        f"| Monte Carlo / our exact engine | – | {med['monte_carlo'] / med['engine']:.0f}x |",
-        f"| all boxes / our exact engine | – | {med['all_boxes'] / med['engine']:.0f}x |",
-    ]
+def read_notes(text: str) -> dict[str, list[str]]:
+    """Inverse of :func:`notes_markdown`."""
+    notes: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.splitlines():
+        mark = _NOTE_MARK.match(line)
+        if mark:
+            current = notes.setdefault(mark.group(1), [])
+        elif current is not None:
+            current.append(line)
+    return notes
