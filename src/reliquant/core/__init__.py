@@ -7,6 +7,7 @@ seeding   per-block random generators derived from one config seed
 runlog    logging set-up and the progress-bar switch
 plotting  the shared figure style and palette
 datasets  checksum verification, IDX (MNIST) parsing, Pima and Iris tables
+config    reading config.yaml (+ overlays) outside Snakemake, merged as Snakemake does
 paper     the one mechanism that sets a paper's numbers beside ours and checks its claims
 """
 
