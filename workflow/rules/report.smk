@@ -1,11 +1,20 @@
 # Report: the cross-paper summary (every topic's paper comparison and claims) and the
-# benchmark collection.
+# benchmark collection, and the environment of the run.
+
+import importlib.metadata
 
 REPORT_CODE = code_digest()
 BENCH_TOPICS = ["nbc", "trees", "pmnist", "mlm"]
+#: Digest of the installed package versions: installing other versions rewrites
+#: results/environment.json (a params rerun trigger); nothing else reruns it.
+ENVIRONMENT_PACKAGES = hashlib.sha256(
+    "\n".join(
+        sorted(f"{d.metadata['Name']}=={d.version}" for d in importlib.metadata.distributions())
+    ).encode()
+).hexdigest()[:16]
 
 
-REPORT_TARGETS = ["results/summary.md"]
+REPORT_TARGETS = ["results/summary.md", "results/environment.json"]
 
 
 rule report_summary:
@@ -44,3 +53,20 @@ rule bench:
         ENV_CORE
     script:
         "../../scripts/report/bench.py"
+
+
+rule report_environment:
+    output:
+        report(
+            "results/environment.json",
+            caption="../report/environment.rst",
+            category="Summary",
+        ),
+    params:
+        packages=ENVIRONMENT_PACKAGES,
+    log:
+        "logs/report/environment.log",
+    conda:
+        ENV_TORCH
+    script:
+        "../../scripts/report/report_environment.py"
