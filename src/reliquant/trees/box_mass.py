@@ -71,6 +71,8 @@ class IndependentNormal:
     """x ~ N(mu, diag(sigma^2)).
 
     box mass = prod_i [Phi((hi_i - mu_i)/sigma_i) - Phi((lo_i - mu_i)/sigma_i)] (exact).
+    ``sigma_i = 0`` holds feature i fixed at ``mu_i``: its factor is 1 if
+    ``lo_i < mu_i <= hi_i`` and 0 otherwise (a point mass).
     """
 
     independent = True
@@ -81,8 +83,10 @@ class IndependentNormal:
         self.sigma = np.broadcast_to(np.asarray(sigma, dtype=np.float64), (self.d,)).copy()
         if not np.all(np.isfinite(self.mu)):
             raise ValueError("mu must be finite")
-        if np.any(~(self.sigma > 0)) or not np.all(np.isfinite(self.sigma)):
-            raise ValueError(f"sigma must be positive and finite; got {self.sigma}")
+        if np.any(~(self.sigma >= 0)) or not np.all(np.isfinite(self.sigma)):
+            raise ValueError(f"sigma must be non-negative and finite; got {self.sigma}")
+        self.fixed = self.sigma == 0
+        self._sd = np.where(self.fixed, 1.0, self.sigma)  # safe divisor
         self.mass_error_free = True
 
     @classmethod
@@ -92,8 +96,11 @@ class IndependentNormal:
 
     def interval_mass(self, cols: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         """Per-feature interval probabilities ``(m, len(cols))`` for the features ``cols``."""
-        mu, s = self.mu[cols], self.sigma[cols]
-        return normal_interval((lo - mu) / s, (hi - mu) / s)
+        mu, s, fixed = self.mu[cols], self._sd[cols], self.fixed[cols]
+        spread = normal_interval((lo - mu) / s, (hi - mu) / s)
+        if not fixed.any():
+            return spread
+        return np.where(fixed, ((lo < mu) & (mu <= hi)).astype(np.float64), spread)
 
     def box_mass(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         lo, hi = _as_boxes(lo, hi, self.d)
@@ -105,8 +112,12 @@ class IndependentNormal:
 
     def outside_mass(self, lo: np.ndarray, hi: np.ndarray) -> float:
         """``1 - mass(box)`` for one box, without cancellation."""
-        lo_t = special.ndtr((np.asarray(lo, dtype=np.float64) - self.mu) / self.sigma)
-        hi_t = special.ndtr(-(np.asarray(hi, dtype=np.float64) - self.mu) / self.sigma)
+        lo = np.asarray(lo, dtype=np.float64)
+        hi = np.asarray(hi, dtype=np.float64)
+        lo_t = special.ndtr((lo - self.mu) / self._sd)
+        hi_t = special.ndtr(-(hi - self.mu) / self._sd)
+        lo_t = np.where(self.fixed, (self.mu <= lo).astype(np.float64), lo_t)
+        hi_t = np.where(self.fixed, (self.mu > hi).astype(np.float64), hi_t)
         tail = lo_t + hi_t
         return float(-np.expm1(np.sum(np.log1p(-np.minimum(tail, 1.0)))))
 
@@ -116,9 +127,11 @@ class IndependentNormal:
     def bounding_box(
         self, level: float = 0.99, method: str = "ellipsoid"
     ) -> tuple[np.ndarray, np.ndarray]:
-        """Axis-aligned box holding at least ``level`` of the mass (see :func:`_level_halfwidth`)."""
+        """Axis-aligned box holding at least ``level`` of the mass (see :func:`_level_halfwidth`);
+        a fixed feature gets the interval ``(mu_i - 1 ulp, mu_i]``, which holds its point."""
         h = _level_halfwidth(level, self.d, method)
-        return self.mu - h * self.sigma, self.mu + h * self.sigma
+        lo = np.where(self.fixed, np.nextafter(self.mu, -np.inf), self.mu - h * self.sigma)
+        return lo, self.mu + h * self.sigma
 
 
 class CorrelatedNormal:

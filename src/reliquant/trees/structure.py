@@ -21,16 +21,22 @@ Aggregation (``TreeEnsemble.aggregation``):
   ``DecisionTreeClassifier.predict_proba`` does; a single decision tree keeps ``tree_.value``.
 * ``"margin"`` (XGBoost): score[k] = base_margin[k] + sum of the leaf values of the trees
   that score class ``k`` (``tree_info``), accumulated in float32 in tree order; binary
-  models use the two scores ``(0, margin)`` so that label 1 iff ``margin > 0``.
+  models use the two scores ``(0, margin)``.
+
+Label (``TreeEnsemble.link``): ``"argmax"`` takes the first argmax of the scores
+(scikit-learn; XGBoost ``multi:softmax``). XGBoost classifiers decide on float32
+probabilities, so near-ties differ from the raw margin: ``"sigmoid32"`` (binary:logistic)
+gives label 1 iff ``sigmoid32(margin) > 0.5`` and ``"softmax32"`` (multi:softprob) is the
+first argmax of ``softmax32(scores)``, both in XGBoost's float32 arithmetic
+(:func:`sigmoid32`, :func:`softmax32`; ``src/common/math.h``).
 
 Public API: :class:`Tree`, :class:`TreeEnsemble` (``predict``, ``predict_index``,
 ``scores``, ``leaf_indices``, ``label_from_leaves``, ``thresholds``), :func:`extract_ensemble`,
-:func:`effective_boundary`.
+:func:`effective_boundary`, :func:`label_from_scores`, :func:`sigmoid32`, :func:`softmax32`.
 """
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass, field
 
@@ -38,6 +44,44 @@ import numpy as np
 
 RULES = ("le32", "lt32")
 AGGREGATIONS = ("mean_proba", "margin")
+LINKS = ("argmax", "sigmoid32", "softmax32")
+
+
+def sigmoid32(margin: np.ndarray) -> np.ndarray:
+    """XGBoost's float32 sigmoid: ``1 / (expf(min(-x, 88.7)) + 1 + 1e-16)``, every step
+    rounded to float32 (``common::Sigmoid``). ``XGBClassifier.predict`` says 1 iff it is
+    ``> 0.5``, which needs ``margin`` above about 9e-8, not just above 0."""
+    x = np.minimum(-np.asarray(margin, dtype=np.float32), np.float32(88.7))
+    denom = (_expf(x) + np.float32(1.0)) + np.float32(1e-16)
+    return np.float32(1.0) / denom
+
+
+def _expf(x: np.ndarray) -> np.ndarray:
+    """Correctly rounded float32 exp, as C's ``expf`` (numpy's float32 ``exp`` is not: it
+    gives 0.99999994 for exp(-1e-7), where expf gives 0.9999999)."""
+    return np.exp(np.asarray(x, dtype=np.float32).astype(np.float64)).astype(np.float32)
+
+
+def softmax32(scores: np.ndarray) -> np.ndarray:
+    """XGBoost's float32 softmax over axis 1 (``common::Softmax``): ``e_k = expf(s_k - max)``
+    in float32, summed in float64 in class order, each divided by ``float32(sum)``."""
+    s = np.asarray(scores, dtype=np.float32)
+    e = _expf(s - s.max(axis=1, keepdims=True))
+    wsum = np.zeros(s.shape[0], dtype=np.float64)
+    for k in range(s.shape[1]):
+        wsum += e[:, k].astype(np.float64)
+    return e / wsum.astype(np.float32)[:, None]
+
+
+def label_from_scores(scores: np.ndarray, link: str) -> np.ndarray:
+    """Class index per row of ``scores`` under the model's ``link`` (module docstring)."""
+    if link == "sigmoid32":
+        return (sigmoid32(scores[:, 1]) > np.float32(0.5)).astype(np.int64)
+    if link == "softmax32":
+        return np.argmax(softmax32(scores), axis=1)
+    if link == "argmax":
+        return np.argmax(scores, axis=1)
+    raise ValueError(f"link must be one of {LINKS}; got {link!r}")
 
 
 # --------------------------------------------------------------------------------------
@@ -144,6 +188,7 @@ class TreeEnsemble:
     tree_class: int[n_trees], the class a margin tree scores (all -1 for mean_proba).
     base_margin: float64[n_classes], starting scores of a margin model (zeros otherwise).
     source: a short description of the model it came from.
+    link: how scores become a label, ``"argmax"``, ``"sigmoid32"`` or ``"softmax32"``.
     """
 
     trees: tuple[Tree, ...]
@@ -155,6 +200,7 @@ class TreeEnsemble:
     tree_class: np.ndarray
     base_margin: np.ndarray
     source: str = ""
+    link: str = "argmax"
     _leaf_values: np.ndarray = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -162,6 +208,8 @@ class TreeEnsemble:
             raise ValueError(f"rule must be one of {RULES}; got {self.rule!r}")
         if self.aggregation not in AGGREGATIONS:
             raise ValueError(f"aggregation must be one of {AGGREGATIONS}; got {self.aggregation!r}")
+        if self.link not in LINKS:
+            raise ValueError(f"link must be one of {LINKS}; got {self.link!r}")
         fixed = []
         for tree in self.trees:
             if tree.boundary is None:
@@ -244,8 +292,8 @@ class TreeEnsemble:
         return s
 
     def label_from_leaves(self, leaves: np.ndarray) -> np.ndarray:
-        """Class index (first argmax of the scores) per row of leaf ids."""
-        return np.argmax(self.scores_from_leaves(leaves), axis=1)
+        """Class index per row of leaf ids, decided as the library decides (:attr:`link`)."""
+        return label_from_scores(self.scores_from_leaves(leaves), self.link)
 
     def scores(self, X: np.ndarray) -> np.ndarray:
         """Class scores ``(n, n_classes)`` (mean probabilities or margins)."""
@@ -278,192 +326,14 @@ class TreeEnsemble:
         return math.prod(len(t) + 1 for t in self.thresholds())
 
 
-# --------------------------------------------------------------------------------------
-# extraction
-# --------------------------------------------------------------------------------------
-def _from_sklearn_tree(est, normalise: bool) -> Tree:
-    t = est.tree_
-    if t.n_outputs != 1:
-        raise ValueError(f"multi-output trees are not supported (n_outputs={t.n_outputs})")
-    left = t.children_left.astype(np.int32)
-    right = t.children_right.astype(np.int32)
-    leaf = left < 0
-    feature = np.where(leaf, -1, t.feature).astype(np.int32)
-    threshold = np.where(leaf, np.nan, t.threshold).astype(np.float64)
-    value = np.asarray(t.value[:, 0, :], dtype=np.float64).copy()
-    if normalise:  # as DecisionTreeClassifier.predict_proba
-        norm = value.sum(axis=1)
-        norm[norm == 0] = 1.0
-        value = value / norm[:, None]
-    return Tree(feature, threshold, left, right, value)
-
-
-def _check_sklearn_missing(est) -> None:
-    mgl = getattr(est.tree_, "missing_go_to_left", None)
-    # Trees fitted on data with NaN route missing values; inputs here never contain NaN,
-    # so the routing does not matter, and predict() rejects NaN inputs explicitly.
-    del mgl
-
-
-def _extract_sklearn(model) -> TreeEnsemble:
-    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
-    from sklearn.tree import DecisionTreeClassifier, ExtraTreeClassifier
-
-    if not hasattr(model, "classes_"):
-        raise ValueError(f"{type(model).__name__} is not fitted")
-    if np.ndim(model.classes_) != 1 or isinstance(model.classes_, list):
-        raise ValueError("multi-output classifiers are not supported")
-    if isinstance(model, DecisionTreeClassifier | ExtraTreeClassifier):
-        trees = (_from_sklearn_tree(model, normalise=False),)
-    elif isinstance(model, RandomForestClassifier | ExtraTreesClassifier):
-        trees = tuple(_from_sklearn_tree(e, normalise=True) for e in model.estimators_)
-    else:
-        raise ValueError(f"unsupported scikit-learn model {type(model).__name__}")
-    n_classes = len(model.classes_)
-    return TreeEnsemble(
-        trees=trees,
-        n_features=int(model.n_features_in_),
-        n_classes=n_classes,
-        rule="le32",
-        aggregation="mean_proba",
-        classes=np.asarray(model.classes_),
-        tree_class=np.full(len(trees), -1, dtype=np.int64),
-        base_margin=np.zeros(n_classes),
-        source=type(model).__name__,
-    )
-
-
-def _parse_base_score(text: str | float) -> np.ndarray:
-    """XGBoost base_score: a number, or xgboost 3's string forms ``"5E-1"``, ``"[4.89E-1]"``,
-    ``"[0E0,0E0,0E0]"``."""
-    if isinstance(text, int | float):
-        return np.array([float(text)])
-    s = str(text).strip()
-    if s.startswith("[") and s.endswith("]"):
-        s = s[1:-1]
-    parts = [p for p in s.split(",") if p.strip()]
-    try:
-        return np.array([float(p) for p in parts], dtype=np.float64)
-    except ValueError as err:
-        raise ValueError(f"cannot parse XGBoost base_score {text!r}") from err
-
-
-def _extract_xgboost(model) -> TreeEnsemble:
-    import xgboost as xgb
-
-    if isinstance(model, xgb.XGBModel):
-        if not isinstance(model, xgb.XGBClassifier):
-            raise ValueError(f"only XGBClassifier is supported; got {type(model).__name__}")
-        booster = model.get_booster()
-        classes = np.asarray(getattr(model, "classes_", None))
-    elif isinstance(model, xgb.Booster):
-        booster = model
-        classes = None
-    else:
-        raise ValueError(f"unsupported model {type(model).__name__}")
-    doc = json.loads(booster.save_raw(raw_format="json"))
-    learner = doc["learner"]
-    objective = learner["objective"]["name"]
-    gb = learner["gradient_booster"]
-    if gb.get("name") != "gbtree":
-        raise ValueError(f"only the gbtree booster is supported; got {gb.get('name')!r}")
-    model_json = gb["model"]
-    params = learner["learner_model_param"]
-    n_features = int(params["num_feature"])
-    num_class = int(params.get("num_class", "0"))
-    if int(params.get("num_target", "1")) != 1:
-        raise ValueError("multi-target XGBoost models are not supported")
-    if objective == "binary:logistic":
-        n_classes = 2
-    elif objective in ("multi:softprob", "multi:softmax"):
-        n_classes = num_class
-    else:
-        raise ValueError(
-            f"unsupported XGBoost objective {objective!r} (binary:logistic, multi:softprob, "
-            "multi:softmax)"
-        )
-    tree_info = np.asarray(model_json["tree_info"], dtype=np.int64)
-    trees = []
-    for k, tj in enumerate(model_json["trees"]):
-        if int(tj["tree_param"].get("size_leaf_vector", "1")) > 1:
-            raise ValueError("vector-leaf (multi_output_tree) XGBoost models are not supported")
-        if any(int(s) != 0 for s in tj.get("split_type", [])):
-            raise ValueError(f"tree {k} has a categorical split: not supported")
-        left = np.asarray(tj["left_children"], dtype=np.int32)
-        right = np.asarray(tj["right_children"], dtype=np.int32)
-        leaf = left < 0
-        # float32, as XGBoost stores and compares them
-        cond = np.asarray(tj["split_conditions"], dtype=np.float32)
-        feature = np.where(leaf, -1, np.asarray(tj["split_indices"], dtype=np.int32)).astype(
-            np.int32
-        )
-        threshold = np.where(leaf, np.nan, cond.astype(np.float64))
-        value = np.where(leaf, cond.astype(np.float64), 0.0)[:, None]
-        trees.append(Tree(feature, threshold, left, right, value))
-    base = _parse_base_score(params["base_score"])
-    if objective == "binary:logistic":
-        p = float(base[0])
-        if not 0 < p < 1:
-            raise ValueError(f"binary:logistic base_score must be in (0, 1); got {p}")
-        base_margin = np.array([0.0, math.log(p / (1 - p))])
-        tree_class = np.ones(len(trees), dtype=np.int64)
-    else:
-        base_margin = np.broadcast_to(base, (n_classes,)).astype(np.float64).copy()
-        tree_class = tree_info
-    if classes is None or classes.ndim != 1 or len(classes) != n_classes:
-        classes = np.arange(n_classes)
-    ens = TreeEnsemble(
-        trees=tuple(trees),
-        n_features=n_features,
-        n_classes=n_classes,
-        rule="lt32",
-        aggregation="margin",
-        classes=classes,
-        tree_class=tree_class,
-        base_margin=base_margin,
-        source=f"xgboost {objective}",
-    )
-    _verify_xgb_margin(ens, booster, objective)
-    return ens
-
-
-def _verify_xgb_margin(ens: TreeEnsemble, booster, objective: str) -> None:
-    """Check the parsed base margin against XGBoost's own margins on probe inputs."""
-    import xgboost as xgb
-
-    rng = np.random.default_rng(0)
-    probe = np.vstack([np.zeros(ens.n_features), rng.normal(size=(7, ens.n_features))])
-    theirs = booster.predict(xgb.DMatrix(probe), output_margin=True)
-    ours = ens.scores(probe).astype(np.float64)
-    if objective == "binary:logistic":
-        ours = ours[:, 1]
-        theirs = np.asarray(theirs).reshape(-1)
-    diff = np.abs(np.asarray(theirs, dtype=np.float64) - ours)
-    scale = 1.0 + np.abs(ours)
-    if np.any(diff > 1e-4 * scale):
-        raise ValueError(
-            "parsed XGBoost model does not reproduce the booster's margins (max abs diff "
-            f"{diff.max():.3g}); the base_score encoding may have changed"
-        )
-
-
 def extract_ensemble(model) -> TreeEnsemble:
-    """Read a fitted model into a :class:`TreeEnsemble`.
+    """Read a fitted model into a :class:`TreeEnsemble` (see :mod:`reliquant.trees.extract`).
 
     Supports scikit-learn ``DecisionTreeClassifier``, ``ExtraTreeClassifier``,
     ``RandomForestClassifier``, ``ExtraTreesClassifier`` and XGBoost ``XGBClassifier`` /
-    ``Booster`` (objectives binary:logistic, multi:softprob, multi:softmax; numerical splits;
-    a ``Booster`` predicts class indices). Anything else raises ``ValueError``.
-    Missing-value routing is irrelevant for continuous noise (no NaN is ever drawn);
-    :meth:`TreeEnsemble.predict` rejects NaN inputs.
+    ``Booster`` (binary:logistic, multi:softprob, multi:softmax); anything else (regressors,
+    multi-output models, pipelines) raises a ``ValueError`` that says what is supported.
     """
-    mod = type(model).__module__
-    if mod.startswith("sklearn"):
-        return _extract_sklearn(model)
-    if mod.startswith("xgboost"):
-        return _extract_xgboost(model)
-    raise ValueError(
-        f"unsupported model type {type(model).__module__}.{type(model).__name__}: expected a "
-        "scikit-learn decision tree / random forest / extra trees classifier or an XGBoost "
-        "classifier"
-    )
+    from reliquant.trees.extract import extract_model
+
+    return extract_model(model)

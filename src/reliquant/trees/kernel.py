@@ -1,0 +1,340 @@
+"""The compiled (numba) sampler and evaluator of tree ensembles under noise.
+
+Draws come in blocks of ``BLOCK``, for a :class:`reliquant.trees.plan.Plan`:
+
+1. Bins, feature by feature (the feature's CDF table stays in cache): for independent
+   noise one uniform ``u`` in ``[F(lo), F(hi)]`` of the region and the bin ``j`` with
+   ``F(c_{j-1}) < u <= F(c_j)`` (inverse-CDF sampling of the truncated marginal; the most
+   probable bin is tried first, then binary search). Only in-play features are drawn, never
+   the 784-wide input. For correlated and NORTA noise, ``z = L e`` with ``e`` standard
+   normal (Box-Muller) and ``L`` the Cholesky factor of the in-play scores' correlation;
+   each bin is the number of cuts below ``z``.
+2. (strata) each draw picks a box with probability proportional to its mass (one uniform,
+   binary search in the cumulative masses) and redraws the few features the box narrows,
+   inside the box's bin range (independent noise).
+3. Tree by tree (its nodes stay in cache), every draw walks the live tree; the leaf's scores
+   are added to the fixed trees' sum (float64). If the top class leads the runner-up by
+   more than ``plan.eps`` that is the label; otherwise the scores are recomputed exactly as
+   the library does (every tree in order; float32 margins with XGBoost's sigmoid/softmax;
+   :mod:`reliquant.trees.structure`).
+
+Random numbers: SplitMix64 (Steele, Lea & Flood 2014) per chunk of draws, each chunk seeded
+by hashing ``(seed, chunk index)``, so results do not depend on the number of threads.
+
+Public API: :func:`count_agree` (parallel over chunks), :func:`sample_bins`,
+:func:`labels_of_bins`, :func:`bins_of`, :func:`chunk_seeds`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from reliquant.trees.plan import Plan
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_INV53 = 1.0 / 9007199254740992.0
+
+
+@njit(cache=True, inline="always")
+def _mix(z):
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True, inline="always")
+def _uniform(state):
+    """Next uniform on [0, 1) (53 bits) of the SplitMix64 stream ``state[0]``."""
+    state[0] = state[0] + _GOLDEN
+    return float(_mix(state[0]) >> np.uint64(11)) * _INV53
+
+
+def chunk_seeds(seed: int, first: int, n: int) -> np.ndarray:
+    """Starting states of chunks ``first .. first + n - 1`` for a run seeded ``seed``."""
+    base = np.uint64(seed & 0xFFFFFFFFFFFFFFFF)
+    idx = np.arange(first, first + n, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        return _hash_states(base * np.uint64(0xD1B54A32D192ED03) + idx * _GOLDEN)
+
+
+@njit(cache=True)
+def _hash_states(x):
+    out = np.empty_like(x)
+    for i in range(x.shape[0]):
+        out[i] = _mix(_mix(x[i]) + _GOLDEN)
+    return out
+
+
+BLOCK = 256  # draws evaluated together
+
+
+@njit(cache=True, inline="always")
+def _search(cdf, base, lo, hi, u):
+    """Bin ``j`` in ``lo..hi`` with ``cdf[base + j] < u <= cdf[base + j + 1]`` (clamped)."""
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if cdf[base + mid] < u:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+@njit(cache=True, inline="always")
+def _bin_of_value(cuts, start, stop, v):
+    """Number of cuts in ``cuts[start:stop]`` strictly below ``v`` (bin of ``v``)."""
+    lo, hi = start, stop
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if cuts[mid] < v:
+            lo = mid + 1
+        else:
+            hi = mid
+    return lo - start
+
+
+@njit(cache=True)
+def _independent_bins(p, state, bins, n):
+    """Bins ``bins[a, i]`` of ``n`` draws of every in-play feature over the region."""
+    cdf, off, mode = p.cdf, p.off, p.mode
+    x = state[0]
+    for a in range(off.shape[0] - 1):
+        base = off[a] + 2 * a
+        last = off[a + 1] - off[a]
+        c_lo = cdf[base]
+        width = cdf[base + last + 1] - c_lo
+        m = mode[a]
+        m_lo, m_hi = cdf[base + m], cdf[base + m + 1]
+        row = bins[a]
+        for i in range(n):
+            x += _GOLDEN  # SplitMix64, the stream kept in a register
+            u = c_lo + width * (float(np.int64(_mix(x) >> np.uint64(11))) * _INV53)
+            if last <= 16:  # branch-free count of the CDF cuts below u
+                b = 0
+                for j in range(1, last + 1):
+                    b += cdf[base + j] < u
+                row[i] = b
+            elif m_lo < u <= m_hi:
+                row[i] = m
+            else:
+                row[i] = _search(cdf, base, 0, last, u)
+    state[0] = x
+
+
+@njit(cache=True)
+def _correlated_bins(p, state, bins, n):
+    """Bins of ``n`` correlated draws: z = L e, e standard normal (Box-Muller)."""
+    A = p.off.shape[0] - 1
+    e = np.zeros(A)
+    for i in range(n):
+        k = 0
+        while k < A:
+            r = np.sqrt(-2.0 * np.log(1.0 - _uniform(state)))
+            t = 2.0 * np.pi * _uniform(state)
+            e[k] = r * np.cos(t)
+            if k + 1 < A:
+                e[k + 1] = r * np.sin(t)
+            k += 2
+        for a in range(A):
+            z = 0.0
+            for j in range(a + 1):
+                z += p.chol[a, j] * e[j]
+            bins[a, i] = _bin_of_value(p.zcut, p.off[a], p.off[a + 1], z)
+
+
+@njit(cache=True)
+def _stratify(p, state, bins, n):
+    """Each draw picks a box (probability = its mass share) and redraws the features the
+    box narrows inside the box's bin range."""
+    S = p.cum.shape[0]
+    for i in range(n):
+        u = _uniform(state)
+        lo, hi = 0, S - 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if p.cum[mid] < u:
+                lo = mid + 1
+            else:
+                hi = mid
+        for j in range(p.box_ptr[lo], p.box_ptr[lo + 1]):
+            a = p.ov_feat[j]
+            base = p.off[a] + 2 * a
+            b_lo, b_hi = p.ov_lo[j], p.ov_hi[j]
+            c_lo = p.cdf[base + b_lo]
+            v = c_lo + (p.cdf[base + b_hi + 1] - c_lo) * _uniform(state)
+            bins[a, i] = _search(p.cdf, base, b_lo, b_hi, v)
+
+
+@njit(cache=True)
+def _exact_label(p, live_leaf):
+    """The library's label from every tree's leaf, in tree order and its arithmetic."""
+    K = p.const_scores.shape[0]
+    n = p.live_pos.shape[0]
+    if not p.margin:
+        s = np.zeros(K)
+        for k in range(n):
+            pos = p.live_pos[k]
+            for c in range(K):
+                s[c] += p.fixed_vals[k, c] if pos < 0 else p.leaf_vals[live_leaf[pos], c]
+        if n > 1:
+            for c in range(K):
+                s[c] /= n
+        return np.argmax(s)
+    s32 = p.base32.copy()
+    for k in range(n):
+        c = p.tree_class[k]
+        pos = p.live_pos[k]
+        v = p.fixed_vals[k, c] if pos < 0 else p.leaf_vals[live_leaf[pos], c]
+        s32[c] = s32[c] + np.float32(v)
+    if p.binary:
+        x = min(-s32[1], np.float32(88.7))
+        denom = (np.float32(np.exp(np.float64(x))) + np.float32(1.0)) + np.float32(1e-16)
+        return 1 if np.float32(1.0) / denom > np.float32(0.5) else 0
+    if p.link == 2:  # float32 softmax, then first argmax of the probabilities
+        wmax = s32.max()
+        e32 = np.empty(K, dtype=np.float32)
+        wsum = 0.0
+        for c in range(K):
+            e32[c] = np.float32(np.exp(np.float64(s32[c] - wmax)))  # expf, rounded once
+            wsum += e32[c]
+        return np.argmax(e32 / np.float32(wsum))
+    return np.argmax(s32)
+
+
+@njit(cache=True)
+def _labels(p, bins, n, scores, leaves, out):
+    """Labels of the first ``n`` draws of ``bins`` (feature-major ``(A, block)``), tree by
+    tree (module docstring)."""
+    const, nodes, leaf_vals, roots = p.const_scores, p.nodes, p.leaf_vals, p.tree_root
+    K = const.shape[0]
+    for i in range(n):
+        for c in range(K):
+            scores[i, c] = const[c]
+    for t in range(roots.shape[0]):
+        root = roots[t]
+        depth = p.tree_depth[t]
+        out_leaf = leaves[t]
+        for i in range(n):
+            node = root
+            for _ in range(depth):  # fixed trip count, leaves loop to themselves: the walks
+                # of successive draws overlap in the CPU (left child in column 2, right in 3)
+                node = nodes[node, 2 + (bins[nodes[node, 0], i] > nodes[node, 1])]
+            leaf = p.node_leaf[node]
+            out_leaf[i] = leaf
+            for c in range(K):
+                scores[i, c] += leaf_vals[leaf, c]
+    for i in range(n):
+        best = 0
+        for c in range(1, K):
+            if scores[i, c] > scores[i, best]:
+                best = c
+        gap = np.inf
+        for c in range(K):
+            if c != best and scores[i, best] - scores[i, c] < gap:
+                gap = scores[i, best] - scores[i, c]
+        out[i] = best if gap > p.eps else _exact_label(p, leaves[:, i])
+
+
+@njit(cache=True)
+def _draw_block(p, state, n, bins, scores, leaves, out):
+    if p.correlated:
+        _correlated_bins(p, state, bins, n)
+    else:
+        _independent_bins(p, state, bins, n)
+        if p.cum.shape[0] > 1:
+            _stratify(p, state, bins, n)
+    _labels(p, bins, n, scores, leaves, out)
+
+
+@njit(cache=True)
+def _chunk(p, state0, n):
+    """Number of draws (of ``n``) that keep label ``p.y``."""
+    state = np.empty(1, dtype=np.uint64)
+    state[0] = state0
+    A, K, T = p.off.shape[0] - 1, p.const_scores.shape[0], p.tree_root.shape[0]
+    bins = np.zeros((A, BLOCK), dtype=np.int16)
+    scores = np.zeros((BLOCK, K))
+    leaves = np.zeros((T, BLOCK), dtype=np.int32)
+    out = np.zeros(BLOCK, dtype=np.int64)
+    agree = 0
+    for start in range(0, n, BLOCK):
+        m = min(BLOCK, n - start)
+        _draw_block(p, state, m, bins, scores, leaves, out)
+        for i in range(m):
+            agree += out[i] == p.y
+    return agree
+
+
+@njit(cache=True, parallel=True)
+def _count_chunks(p, seeds, chunk, total):
+    out = np.zeros(seeds.shape[0], dtype=np.int64)
+    for c in prange(seeds.shape[0]):
+        n = min(chunk, total - c * chunk)
+        out[c] = _chunk(p, seeds[c], n)
+    return out
+
+
+def count_agree(plan: Plan, seeds: np.ndarray, chunk: int, total: int) -> np.ndarray:
+    """Per chunk (in chunk order), how many of its draws keep ``plan.y``; ``total`` draws
+    in ``len(seeds)`` chunks of ``chunk`` (the last may be shorter)."""
+    if total > len(seeds) * chunk or total <= (len(seeds) - 1) * chunk:
+        raise ValueError(f"{total} draws do not fill {len(seeds)} chunks of {chunk}")
+    return _count_chunks(plan, seeds, int(chunk), int(total))
+
+
+@njit(cache=True)
+def _sample_bins(p, state0, n):
+    state = np.empty(1, dtype=np.uint64)
+    state[0] = state0
+    A, K, T = p.off.shape[0] - 1, p.const_scores.shape[0], p.tree_root.shape[0]
+    bins = np.zeros((A, n), dtype=np.int16)
+    labels = np.zeros(n, dtype=np.int64)
+    scores = np.zeros((n, K))
+    leaves = np.zeros((T, n), dtype=np.int32)
+    _draw_block(p, state, n, bins, scores, leaves, labels)
+    return bins.T.astype(np.int64), labels
+
+
+def sample_bins(plan: Plan, seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(bins (n, A), labels (n,))`` of ``n`` draws (testing and validation)."""
+    return _sample_bins(plan, chunk_seeds(seed, 0, 1)[0], int(n))
+
+
+@njit(cache=True, parallel=True)
+def _labels_of_bins(p, bins):
+    n = bins.shape[0]
+    out = np.zeros(n, dtype=np.int64)
+    K, T = p.const_scores.shape[0], p.tree_root.shape[0]
+    for b in prange((n + BLOCK - 1) // BLOCK):
+        s, e = b * BLOCK, min(n, (b + 1) * BLOCK)
+        scores = np.zeros((e - s, K))
+        leaves = np.zeros((T, e - s), dtype=np.int32)
+        res = np.zeros(e - s, dtype=np.int64)
+        block = np.ascontiguousarray(bins[s:e].T)
+        _labels(p, block, e - s, scores, leaves, res)
+        out[s:e] = res
+    return out
+
+
+def labels_of_bins(plan: Plan, bins: np.ndarray) -> np.ndarray:
+    """Class index of each row of bins (every in-play feature given)."""
+    return _labels_of_bins(plan, np.ascontiguousarray(bins, dtype=np.int16))
+
+
+@njit(cache=True, parallel=True)
+def _bins_of(p, X):
+    n, A = X.shape[0], p.off.shape[0] - 1
+    out = np.empty((n, A), dtype=np.int16)
+    for i in prange(n):
+        for a in range(A):
+            out[i, a] = _bin_of_value(p.xcut, p.off[a], p.off[a + 1], X[i, p.features[a]])
+    return out
+
+
+def bins_of(plan: Plan, X: np.ndarray) -> np.ndarray:
+    """Bins of raw inputs ``X`` (n, n_features); inputs must lie in the plan's region.
+
+    ``x <= c`` goes left at cut ``c``, so the bin is the number of cuts strictly below x.
+    """
+    return _bins_of(plan, np.ascontiguousarray(X, dtype=np.float64))

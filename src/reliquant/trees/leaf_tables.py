@@ -1,0 +1,198 @@
+"""Per-sample tables of the exact engine (:mod:`reliquant.trees.engine`, step 2).
+
+For one sample with label y and a root box: the leaves reachable from the root, their path
+conditions (the splits that still cut the root), the score differences v_y - v_c per leaf and
+other class c, the constant part of the score from trees with a single reachable leaf, and
+``eps``, the rounding margin below which a box's label is taken leaf by leaf.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from reliquant.trees.structure import TreeEnsemble
+
+MARGIN_LINK_EPS = 1e-6  # score gap below which an XGBoost box is labelled leaf by leaf
+
+
+class LeafTables:
+    """Per-sample tables: reachable leaves, their path conditions and score differences."""
+
+    def __init__(self, ens: TreeEnsemble, y: int, root_lo: np.ndarray, root_hi: np.ndarray):
+        self.ens = ens
+        d = ens.n_features
+        K = ens.n_classes
+        others = np.array([c for c in range(K) if c != y], dtype=np.int64)
+        # exact leaf values in float64 and the eps that covers the library's rounding
+        if ens.aggregation == "mean_proba":
+            unit = np.finfo(np.float64).eps
+            base = np.zeros(K)
+        else:
+            unit = float(np.finfo(np.float32).eps)
+            base = ens.base_margin.astype(np.float32).astype(np.float64)
+        leaf_rows = []  # (tree, node, cond list)
+        const_leaf = np.full(ens.n_trees, -1, dtype=np.int64)
+        max_abs = 0.0
+        live_trees = []
+        for k, tree in enumerate(ens.trees):
+            vals = ens.tree_scores(k).astype(np.float64)
+            max_abs += float(np.abs(vals[tree.left < 0]).max()) if tree.n_nodes else 0.0
+            reach = []
+            stack = [(0, [])]
+            while stack:
+                node, conds = stack.pop()
+                if tree.left[node] < 0:
+                    reach.append((node, conds))
+                    continue
+                f, b = int(tree.feature[node]), float(tree.boundary[node])
+                if root_lo[f] < b:  # left (x <= b) reachable
+                    c = conds if root_hi[f] <= b else [*conds, (f, b, True)]
+                    stack.append((int(tree.left[node]), c))
+                if root_hi[f] > b:  # right (x > b) reachable
+                    c = conds if root_lo[f] >= b else [*conds, (f, b, False)]
+                    stack.append((int(tree.right[node]), c))
+            if len(reach) == 1:
+                const_leaf[k] = reach[0][0]
+            else:
+                reach.sort(key=lambda r: r[0])
+                live_trees.append(k)
+                for node, conds in reach:
+                    leaf_rows.append((k, node, conds))
+        self.const_leaf = const_leaf
+        self.live_trees = np.array(live_trees, dtype=np.int64)
+        n_scale = ens.n_trees + 1
+        self.eps = 4.0 * n_scale * unit * (max_abs + float(np.abs(base).max(initial=0.0))) + 1e-300
+        if ens.aggregation == "margin":
+            # XGBoost labels by float32 sigmoid / softmax: label 1 needs a margin above
+            # 9e-8, and classes closer than a few float32 ulps of 1 tie (structure.sigmoid32)
+            self.eps = max(self.eps, MARGIN_LINK_EPS)
+        # constant part of s_y - s_c
+        const_diff = base[y] - base[others]
+        for k in np.nonzero(const_leaf >= 0)[0]:
+            v = ens.tree_scores(int(k))[const_leaf[k]].astype(np.float64)
+            const_diff = const_diff + (v[y] - v[others])
+        self.const_diff = const_diff
+        self.others = others
+        # active features and padded condition tables
+        feats = sorted({f for _, _, conds in leaf_rows for f, _, _ in conds})
+        self.active = np.array(feats, dtype=np.int64)
+        fmap = np.full(d, -1, dtype=np.int64)
+        fmap[self.active] = np.arange(len(feats))
+        self.fmap = fmap
+        L = len(leaf_rows)
+        P = max([len(c) for _, _, c in leaf_rows], default=0)
+        P = max(P, 1)
+        self.cf = np.zeros((L, P), dtype=np.int64)
+        self.cb = np.full((L, P), np.inf)
+        self.cl = np.ones((L, P), dtype=bool)
+        self.leaf_tree = np.empty(L, dtype=np.int64)
+        self.leaf_node = np.empty(L, dtype=np.int64)
+        D = np.empty((L, len(others)))
+        for i, (k, node, conds) in enumerate(leaf_rows):
+            self.leaf_tree[i] = k
+            self.leaf_node[i] = node
+            for j, (f, b, is_left) in enumerate(conds):
+                self.cf[i, j] = fmap[f]
+                self.cb[i, j] = b
+                self.cl[i, j] = is_left
+            v = ens.tree_scores(k)[node].astype(np.float64)
+            D[i] = v[y] - v[others]
+        self.D = D
+        self.L = L
+        # tree segments in the leaf table
+        if L:
+            starts = np.r_[0, np.nonzero(np.diff(self.leaf_tree))[0] + 1]
+        else:
+            starts = np.zeros(0, dtype=np.int64)
+        self.seg_starts = starts
+        self.n_live = len(starts)
+        self.root_lo_active = root_lo[self.active]
+        self.root_hi_active = root_hi[self.active]
+        self.y = y
+
+    # ------------------------------------------------------------------ bounding
+    def reach(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """(m, L) leaf reachability of boxes ``lo < x <= hi`` (active coordinates)."""
+        a = lo[:, self.cf] < self.cb
+        b = hi[:, self.cf] > self.cb
+        return np.where(self.cl, a, b).all(axis=2)
+
+    def bounds(self, ok: np.ndarray) -> tuple[np.ndarray, ...]:
+        """Per box: LB, UB of s_y - s_c (m, C'), per-tree min/max (m, T_live, C'), counts."""
+        m = ok.shape[0]
+        C = self.D.shape[1]
+        if self.L == 0:
+            lb = np.tile(self.const_diff, (m, 1))
+            z = np.zeros((m, 0, C))
+            return lb, lb.copy(), z, z, np.zeros((m, 0), dtype=np.int64)
+        big = np.where(ok[:, :, None], self.D[None], np.inf)
+        mins = np.minimum.reduceat(big, self.seg_starts, axis=1)
+        big = np.where(ok[:, :, None], self.D[None], -np.inf)
+        maxs = np.maximum.reduceat(big, self.seg_starts, axis=1)
+        counts = np.add.reduceat(ok, self.seg_starts, axis=1)
+        lb = self.const_diff + mins.sum(axis=1)
+        ub = self.const_diff + maxs.sum(axis=1)
+        return lb, ub, mins, maxs, counts
+
+    def exact_labels(self, ok: np.ndarray) -> np.ndarray:
+        """Exact labels of boxes in which every live tree reaches one leaf."""
+        m = ok.shape[0]
+        leaves = np.tile(self.const_leaf, (m, 1))
+        if self.L:
+            rows, cols = np.nonzero(ok)
+            node = self.leaf_node[cols].reshape(m, self.n_live)
+            leaves[:, self.live_trees] = node
+        return self.ens.label_from_leaves(leaves)
+
+    def split_points(
+        self, lo: np.ndarray, hi: np.ndarray, ok: np.ndarray, lb, mins, maxs, counts
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(active feature index, boundary) at which to split each box."""
+        m = lo.shape[0]
+        r = np.arange(m)
+        cstar = np.argmin(lb, axis=1)
+        spread = maxs[r, :, cstar] - mins[r, :, cstar]  # (m, T_live)
+        spread = np.where(counts > 1, spread, -1.0)
+        tsel = np.argmax(spread, axis=1)  # index into live trees
+        # among the chosen tree's reachable leaves, the shallowest active condition that cuts
+        # the box is found by walking the tree from its root
+        ens = self.ens
+        feat_out = np.empty(m, dtype=np.int64)
+        bnd_out = np.empty(m)
+        for t_live in np.unique(tsel):
+            rows = np.nonzero(tsel == t_live)[0]
+            tree = ens.trees[int(self.live_trees[t_live])]
+            node = np.zeros(len(rows), dtype=np.int64)
+            done = np.zeros(len(rows), dtype=bool)
+            for _ in range(tree.n_nodes):
+                if done.all():
+                    break
+                f = tree.feature[node]
+                b = tree.boundary[node]
+                fc = self.fmap[np.maximum(f, 0)]
+                act = (f >= 0) & (fc >= 0)
+                fcs = np.maximum(fc, 0)
+                lo_v = np.where(act, lo[rows, fcs], -np.inf)
+                hi_v = np.where(act, hi[rows, fcs], np.inf)
+                # inactive feature: the root box lies on one side of b
+                root_left = self.root_side_left(f, b)
+                left_ok = np.where(act, lo_v < b, root_left)
+                right_ok = np.where(act, hi_v > b, ~root_left)
+                cut = act & left_ok & right_ok & ~done
+                feat_out[rows[cut]] = fcs[cut]
+                bnd_out[rows[cut]] = b[cut]
+                done |= cut
+                nxt = np.where(left_ok, tree.left[node], tree.right[node])
+                node = np.where(done, node, nxt)
+            if not done.all():  # pragma: no cover - guarded by counts > 1
+                raise RuntimeError("engine found no split for an undecided box")
+        return feat_out, bnd_out
+
+    def root_side_left(self, f: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """For splits on features inactive in the root box: does the root lie left of b?"""
+        fo = np.maximum(f, 0)
+        return self._root_hi_full[fo] <= b
+
+    def set_root(self, root_lo: np.ndarray, root_hi: np.ndarray) -> None:
+        self._root_lo_full = root_lo
+        self._root_hi_full = root_hi

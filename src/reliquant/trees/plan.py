@@ -1,0 +1,271 @@
+"""Per-sample tables for the compiled sampler (:mod:`reliquant.trees.kernel`).
+
+A tree's path depends on a feature only through the *bin* it falls in between that
+feature's split boundaries, so a draw needs one bin per feature a tree actually asks about,
+never the 784-wide input. For a region (the root box ``root_lo < x <= root_hi``; the whole
+space for plain Monte Carlo) the plan keeps:
+
+* the *in-play* features: those some reachable split cuts inside the region, each with its
+  cuts ``c_0 < ... < c_{m-1}`` (effective boundaries, :mod:`reliquant.trees.structure`);
+  bin ``j`` is ``(c_{j-1}, c_j]`` and a split at ``c_j`` sends bins ``<= j`` left;
+* per in-play feature the noise CDF at the region edges and the cuts,
+  ``Phi(z(root_lo)), Phi(z(c_0)), ..., Phi(z(root_hi))`` (``z`` the normal score of
+  :func:`reliquant.trees.noise.normal_scores`): for independent noise one uniform in
+  ``[F(lo), F(hi)]`` picks the bin of a box's range ``lo..hi`` exactly (inverse CDF);
+* the Cholesky factor of the scores' correlation (correlated and NORTA noise);
+* the *live* trees (more than one reachable leaf), compacted to their in-play splits, and
+  the summed scores of the fixed trees; the exact per-tree data for near-ties;
+* optional strata: boxes (bin ranges overriding the region on a few features) chosen with
+  probability proportional to their masses.
+
+Public API: :class:`Plan`, :func:`build_plan`, :func:`bin_ranges`.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from reliquant.trees.leaf_tables import MARGIN_LINK_EPS
+from reliquant.trees.noise import fixed_features, normal_cdf, normal_correlation, normal_scores
+from reliquant.trees.structure import TreeEnsemble
+
+LINK_CODES = {"argmax": 0, "sigmoid32": 1, "softmax32": 2}
+MAX_CUTS = 32_000  # bins are stored as int16
+LEAF_CUT = 32_767  # a leaf's cut: every bin is <= it
+
+
+class Plan(NamedTuple):
+    """Arrays the numba kernel reads (see module docstring); ``y`` is mu's class index."""
+
+    y: int
+    correlated: bool
+    features: np.ndarray  # int64[A]: the model's index of each in-play feature
+    off: np.ndarray  # int64[A + 1]: feature a's cuts are xcut[off[a]:off[a+1]]
+    xcut: np.ndarray  # float64: cuts in feature units
+    zcut: np.ndarray  # float64: cuts as normal scores
+    cdf: np.ndarray  # float64[off[A] + 2 A]: Phi at edges and cuts, feature a at off[a] + 2a
+    mode: np.ndarray  # int64[A]: each feature's most probable bin (tried first)
+    chol: np.ndarray  # float64[A, A] (correlated) or [0, 0]
+    nodes: np.ndarray  # int32[N, 4]: (feature, cut, left, right); a split sends bins <= cut
+    # left; a leaf loops to itself (see _compact)
+    node_leaf: np.ndarray  # int32[N]: row of leaf_vals at leaves, -1 at splits
+    tree_depth: np.ndarray  # int64[T_live]: steps from the root to the deepest leaf
+    tree_root: np.ndarray  # int64[T_live]
+    leaf_vals: np.ndarray  # float64[L, K]
+    const_scores: np.ndarray  # float64[K]: base + fixed trees (fast path)
+    eps: float  # fast-path decision margin (rounding of the library's arithmetic)
+    live_pos: np.ndarray  # int64[n_trees]: index among live trees, -1 for fixed trees
+    fixed_vals: np.ndarray  # float64[n_trees, K]: a fixed tree's scores
+    tree_class: np.ndarray  # int64[n_trees] (margin models)
+    base32: np.ndarray  # float32[K]
+    margin: bool  # XGBoost arithmetic (float32 margins) vs mean of probabilities
+    binary: bool  # binary margin model: scores (0, margin)
+    link: int  # LINK_CODES
+    cum: np.ndarray  # float64[S]: cumulative stratum probabilities (last = 1)
+    box_ptr: np.ndarray  # int64[S + 1]
+    ov_feat: np.ndarray  # int64: overridden feature
+    ov_lo: np.ndarray  # int64: first bin of the range
+    ov_hi: np.ndarray  # int64: last bin of the range
+
+    @property
+    def n_in_play(self) -> int:
+        return len(self.off) - 1
+
+    @property
+    def n_live(self) -> int:
+        return len(self.tree_root)
+
+
+def _prune(tree, root_lo: np.ndarray, root_hi: np.ndarray) -> tuple[list, list]:
+    """(reachable leaves, in-play inner nodes) of ``tree`` inside the region."""
+    leaves, inner, stack = [], [], [0]
+    while stack:
+        node = stack.pop()
+        if tree.left[node] < 0:
+            leaves.append(node)
+            continue
+        f, b = int(tree.feature[node]), float(tree.boundary[node])
+        go_l, go_r = root_lo[f] < b, root_hi[f] > b
+        if go_l and go_r:
+            inner.append(node)
+        if go_r:
+            stack.append(int(tree.right[node]))
+        if go_l:
+            stack.append(int(tree.left[node]))
+    return leaves, inner
+
+
+def _compact(tree, vals, root_lo, root_hi, fmap, cuts, nodes, leaf_rows) -> tuple[int, int]:
+    """Append ``tree``'s in-play splits and reachable leaves; return (compact root, depth).
+
+    A leaf is a self-loop ``(0, LEAF_CUT, self, self)`` (every bin goes "left" to itself), so
+    a walk of exactly ``depth`` steps ends on the leaf whatever path it takes."""
+
+    def emit(node: int) -> tuple[int, int]:
+        while tree.left[node] >= 0:  # skip splits the region decides
+            f, b = int(tree.feature[node]), float(tree.boundary[node])
+            if root_hi[f] <= b:
+                node = int(tree.left[node])
+            elif root_lo[f] >= b:
+                node = int(tree.right[node])
+            else:
+                break
+        idx = len(nodes)
+        if tree.left[node] < 0:
+            nodes.append([0, LEAF_CUT, idx, idx, len(leaf_rows)])
+            leaf_rows.append(vals[node])
+            return idx, 0
+        f = int(tree.feature[node])
+        a = int(fmap[f])
+        cut = int(np.searchsorted(cuts[a], float(tree.boundary[node])))
+        nodes.append([a, cut, -1, -1, -1])
+        nodes[idx][2], d_left = emit(int(tree.left[node]))
+        nodes[idx][3], d_right = emit(int(tree.right[node]))
+        return idx, 1 + max(d_left, d_right)
+
+    return emit(0)
+
+
+def _decision_eps(ens: TreeEnsemble) -> float:
+    """Score gap above which float64 sums in any order give the library's label (the exact
+    engine's margin, :class:`reliquant.trees.leaf_tables.LeafTables`)."""
+    if ens.aggregation == "mean_proba":
+        unit, base = np.finfo(np.float64).eps, 0.0
+    else:
+        unit, base = float(np.finfo(np.float32).eps), float(np.abs(ens.base_margin).max())
+    max_abs = sum(
+        float(np.abs(ens.tree_scores(k)[t.left < 0]).max()) for k, t in enumerate(ens.trees)
+    )
+    eps = 4.0 * (ens.n_trees + 1) * unit * (max_abs + base) + 1e-300
+    return max(eps, MARGIN_LINK_EPS) if ens.aggregation == "margin" else eps
+
+
+def bin_ranges(plan: Plan, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """First and last bin of the box ``lo < x <= hi`` (in-play features, ``(m, A)``)."""
+    blo = np.empty(lo.shape, dtype=np.int64)
+    bhi = np.empty(hi.shape, dtype=np.int64)
+    for a in range(plan.n_in_play):
+        c = plan.xcut[plan.off[a] : plan.off[a + 1]]
+        blo[:, a] = np.searchsorted(c, lo[:, a], side="right")
+        bhi[:, a] = np.searchsorted(c, hi[:, a], side="left")
+    return blo, bhi
+
+
+def _no_strata() -> dict:
+    z = np.zeros(0, dtype=np.int64)
+    return {"cum": np.ones(1), "box_ptr": np.zeros(2, dtype=np.int64), "ov_feat": z,
+            "ov_lo": z, "ov_hi": z}  # fmt: skip
+
+
+def _strata(plan: Plan, strata) -> dict:
+    """Stratum tables: boxes (``lo``, ``hi`` over ``features``, ``mass``) as bin overrides
+    of the features whose range is narrower than the region's."""
+    lo, hi, mass, features = strata
+    keep = mass > 0  # (a box missing a fixed feature's value has no mass)
+    lo, hi, mass = lo[keep], hi[keep], mass[keep]
+    fmap = {int(f): a for a, f in enumerate(plan.features)}
+    in_play = np.array([int(f) in fmap for f in features], dtype=bool)
+    lo, hi = lo[:, in_play], hi[:, in_play]
+    cols = np.array([fmap[int(f)] for f in np.asarray(features)[in_play]], dtype=np.int64)
+    full_lo = np.full((lo.shape[0], plan.n_in_play), -np.inf)
+    full_hi = np.full((lo.shape[0], plan.n_in_play), np.inf)
+    full_lo[:, cols], full_hi[:, cols] = lo, hi
+    blo, bhi = bin_ranges(plan, full_lo, full_hi)
+    last = np.diff(plan.off)  # last bin index = number of cuts
+    over = (blo > 0) | (bhi < last[None, :])
+    rows, js = np.nonzero(over)
+    ptr = np.zeros(lo.shape[0] + 1, dtype=np.int64)
+    np.add.at(ptr, rows + 1, 1)
+    cum = np.cumsum(mass / mass.sum())
+    cum[-1] = 1.0
+    return {"cum": cum, "box_ptr": np.cumsum(ptr), "ov_feat": js.astype(np.int64),
+            "ov_lo": blo[rows, js], "ov_hi": bhi[rows, js]}  # fmt: skip
+
+
+def build_plan(
+    ens: TreeEnsemble,
+    noise,
+    y: int,
+    root_lo: np.ndarray | None = None,
+    root_hi: np.ndarray | None = None,
+    strata: tuple | None = None,
+) -> Plan:
+    """Tables for sampling the region ``root_lo < x <= root_hi`` (default: everything).
+
+    ``strata``: ``(lo, hi, mass, features)``, boxes over the model features ``features``
+    (each the root box elsewhere) drawn with probability proportional to ``mass``; boxes
+    must have edges at region edges or cuts (as the exact engine's boxes have). Only for
+    independent noise.
+    """
+    d = ens.n_features
+    root_lo = np.full(d, -np.inf) if root_lo is None else np.asarray(root_lo, dtype=np.float64)
+    root_hi = np.full(d, np.inf) if root_hi is None else np.asarray(root_hi, dtype=np.float64)
+    fixed = fixed_features(noise)  # zero variance: pinned to the sample's value
+    if fixed.any():
+        mu = noise.mu[fixed]
+        root_lo = root_lo.copy()
+        root_hi = root_hi.copy()
+        root_lo[fixed] = np.maximum(root_lo[fixed], np.nextafter(mu, -np.inf))
+        root_hi[fixed] = np.minimum(root_hi[fixed], mu)
+    K = ens.n_classes
+    pruned = [_prune(t, root_lo, root_hi) for t in ens.trees]
+    per_feat: dict[int, set] = {}
+    for t, (_, inner) in zip(ens.trees, pruned, strict=True):
+        for node in inner:
+            per_feat.setdefault(int(t.feature[node]), set()).add(float(t.boundary[node]))
+    feats = np.array(sorted(per_feat), dtype=np.int64)
+    fmap = np.full(d, -1, dtype=np.int64)
+    fmap[feats] = np.arange(len(feats))
+    cuts = [np.array(sorted(per_feat[int(f)])) for f in feats]
+    if any(len(c) > MAX_CUTS for c in cuts):
+        raise ValueError(f"a feature has more than {MAX_CUTS} split values (bins are int16)")
+    off = np.zeros(len(feats) + 1, dtype=np.int64)
+    off[1:] = np.cumsum([len(c) for c in cuts])
+    xcut = np.concatenate(cuts) if cuts else np.zeros(0)
+    edges = [np.r_[root_lo[f], c, root_hi[f]] for f, c in zip(feats, cuts, strict=True)]
+    z_edges = [normal_scores(noise, np.array([f]), e[:, None])[:, 0] for f, e in zip(feats, edges, strict=True)]  # fmt: skip
+    zcut = np.concatenate([z[1:-1] for z in z_edges]) if cuts else np.zeros(0)
+    cdf_parts = [normal_cdf(z) for z in z_edges]
+    cdf = np.concatenate(cdf_parts) if cuts else np.zeros(0)
+    mode = np.array([int(np.argmax(np.diff(c))) for c in cdf_parts], dtype=np.int64)
+    correlated = not bool(getattr(noise, "independent", False))
+    chol = np.zeros((0, 0))
+    if correlated and len(feats):
+        chol = np.linalg.cholesky(normal_correlation(noise, feats))
+    nodes: list = []
+    leaf_rows: list = []
+    roots, depths, live_pos = [], [], np.full(ens.n_trees, -1, dtype=np.int64)
+    fixed_vals = np.zeros((ens.n_trees, K))
+    const = ens.base_margin.astype(np.float32).astype(np.float64).copy()
+    if ens.aggregation == "mean_proba":
+        const[:] = 0.0
+    for k, (t, (leaves, _)) in enumerate(zip(ens.trees, pruned, strict=True)):
+        vals = ens.tree_scores(k).astype(np.float64)
+        if len(leaves) == 1:
+            fixed_vals[k] = vals[leaves[0]]
+            const += vals[leaves[0]]
+            continue
+        live_pos[k] = len(roots)
+        root, depth = _compact(t, vals, root_lo, root_hi, fmap, cuts, nodes, leaf_rows)
+        roots.append(root)
+        depths.append(depth)
+    nd = np.array(nodes, dtype=np.int32).reshape(-1, 5)
+    binary = ens.aggregation == "margin" and K == 2 and bool(np.all(ens.tree_class == 1))
+    plan = Plan(
+        y=int(y), correlated=correlated, features=feats, off=off, xcut=xcut, zcut=zcut, cdf=cdf, mode=mode, chol=chol,
+        nodes=np.ascontiguousarray(nd[:, :4]), node_leaf=nd[:, 4].copy(),
+        tree_depth=np.array(depths, dtype=np.int64), tree_root=np.array(roots, dtype=np.int64),
+        leaf_vals=np.array(leaf_rows, dtype=np.float64).reshape(-1, K), const_scores=const,
+        eps=_decision_eps(ens), live_pos=live_pos, fixed_vals=fixed_vals,
+        tree_class=np.asarray(ens.tree_class, dtype=np.int64),
+        base32=ens.base_margin.astype(np.float32), margin=ens.aggregation == "margin",
+        binary=binary, link=LINK_CODES[ens.link],
+        **_no_strata(),
+    )  # fmt: skip
+    if strata is not None:
+        if correlated:
+            raise ValueError("strata need independent noise")
+        plan = plan._replace(**_strata(plan, strata))
+    return plan
