@@ -1,15 +1,21 @@
 """Perturbed MNIST speed and memory: all 1,200,000 corrupted images, batch vs per-image loops.
 
-Part 1 generates the 12 x 10 blocks of all 10,000 MNIST test images with the ``paper``
-preset in ``--workers`` processes (one task per corruption, as the workflow's jobs), writes
-each corruption's partition (zstd parquet, one row group per level) to a temporary folder,
-and reports wall time, images per second and the peak resident memory of the largest
-process and of all of them together (target: < 120 s on 2 cores, < 4 GB).
+Part 1 generates the 12 x 10 blocks of the first ``pmnist.bench.n_images`` MNIST test images
+(default all 10,000) with the ``paper`` preset in ``pmnist.bench.workers`` processes (one task
+per corruption, as the workflow's jobs), writes each corruption's partition (zstd parquet,
+one row group per level) to a temporary folder, and reports wall time, images per second and
+the peak resident memory of the largest process and of all of them together (target: < 120 s
+on 2 cores, < 4 GB).
 
-Part 2 compares, on a subset at level 5, the batch implementation with two per-image
-loops over the same images and fields: (a) the same library called with one image at a
-time (the way the authors' generator worked, one image per call), and (b) the slow,
-per-pixel reference of ``tests/test_corruptions.py`` (target: batch >= 50 x faster).
+Part 2 compares, on a subset at level ``pmnist.bench.loop_level``, the batch implementation
+with two per-image loops over the same images and fields: (a) the same library called with
+one image at a time (the way the authors' generator worked, one image per call), and (b) the
+slow, per-pixel reference of ``tests/test_corruptions.py`` (target: batch >= 50 x faster).
+
+Settings: the ``pmnist`` config section (seed, chunk size, schedule and the ``bench`` knobs).
+Standalone: ``python bench/pmnist.py [--out results/bench/pmnist.md] [--configfile overlay ...]``
+reads ``config.yaml`` merged with the overlays; under Snakemake (rule bench_pmnist) it reads
+the workflow's config and uses the rule's threads as workers.
 """
 
 import argparse
@@ -19,29 +25,34 @@ import resource
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from reliquant.core.config import config_section
 from reliquant.core.datasets import load_mnist_split
 from reliquant.core.io import write_text
-from reliquant.pmnist import corruptions as C
 from reliquant.pmnist import partitions as P
+from reliquant.pmnist.fields import draw_fields
+from reliquant.pmnist.registry import CORRUPTIONS, N_LEVELS, level_params
 
 REPO = Path(__file__).resolve().parents[1]
 TEST_PARQUET = REPO / "results" / "data" / "mnist_test.parquet"
-SEED = 20240611
 
 
 def _maxrss_mb(who: int = resource.RUSAGE_SELF) -> float:
     return resource.getrusage(who).ru_maxrss / 1024.0
 
 
-def _one_corruption(args: tuple[str, str, int, int]) -> tuple[str, float, float, float, int]:
+def _one_corruption(
+    args: tuple[str, str, Path, int, Mapping[str, Any], int, int],
+) -> tuple[str, float, float, float, int]:
     """Generate and write one corruption's partition; returns timings and this process's peak RSS."""
-    name, out_dir, n_images, chunk = args
-    images, labels = load_mnist_split(TEST_PARQUET)
+    name, out_dir, test_parquet, n_images, params, seed, chunk = args
+    images, labels = load_mnist_split(test_parquet)
     images, labels = images[:n_images], labels[:n_images]
     idx = np.arange(len(images))
     t0 = time.perf_counter()
@@ -49,9 +60,9 @@ def _one_corruption(args: tuple[str, str, int, int]) -> tuple[str, float, float,
 
     def blocks():
         nonlocal gen
-        for level in range(1, C.N_LEVELS + 1):
+        for level in range(1, N_LEVELS + 1):
             t = time.perf_counter()
-            out = P.generate_block(images, idx, name, level, C.PAPER_SCHEDULE[name], SEED, chunk)
+            out = P.generate_block(images, idx, name, level, params, seed, chunk)
             gen += time.perf_counter() - t
             yield P.level_table(out, labels, idx, name, level)
 
@@ -61,15 +72,31 @@ def _one_corruption(args: tuple[str, str, int, int]) -> tuple[str, float, float,
     return name, gen, total - gen, _maxrss_mb(), path.stat().st_size
 
 
-def bench_full(workers: int, n_images: int, chunk: int) -> tuple[list[str], dict]:
+def bench_full(cfg: Mapping[str, Any], workers: int, test_parquet: Path) -> tuple[list[str], dict]:
+    """Every corruption of the paper schedule on ``bench.n_images`` images, one task each.
+
+    ``cfg`` is the ``pmnist`` config section (seed, chunk size and schedule as in the workflow).
+    """
+    n_images = cfg["bench"]["n_images"]
     lines = []
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         with ProcessPoolExecutor(max_workers=workers) as pool:
-            jobs = [(n, tmp, n_images, chunk) for n in C.CORRUPTIONS]
+            jobs = [
+                (
+                    n,
+                    tmp,
+                    test_parquet,
+                    n_images,
+                    cfg["corruptions"][n],
+                    cfg["seed"],
+                    cfg["chunk_size"],
+                )
+                for n in CORRUPTIONS
+            ]
             results = list(pool.map(_one_corruption, jobs))
         wall = time.perf_counter() - t0
-    n_total = n_images * C.N_LEVELS * len(C.CORRUPTIONS)
+    n_total = n_images * N_LEVELS * len(CORRUPTIONS)
     peak = max(r[3] for r in results)
     children = _maxrss_mb(resource.RUSAGE_CHILDREN)
     lines.append("| corruption | generate s | write s | partition MB | peak RSS MB |")
@@ -96,8 +123,16 @@ def _load_reference():
     return mod
 
 
-def bench_loops(n_batch: int, n_loop: int, n_ref: int, level: int = 5) -> list[str]:
-    images, _ = load_mnist_split(TEST_PARQUET)
+def bench_loops(cfg: Mapping[str, Any], test_parquet: Path) -> list[str]:
+    """Batch vs per-image library calls vs the per-pixel test reference at one level."""
+    bench, seed = cfg["bench"], cfg["seed"]
+    level, n_batch, n_loop, n_ref = (
+        bench["loop_level"],
+        bench["n_batch"],
+        bench["n_loop"],
+        bench["n_reference"],
+    )
+    images, _ = load_mnist_split(test_parquet)
     ref = _load_reference()
     lines = [
         f"Level {level}; batch on {n_batch} images; per-image library loop on {n_loop}; "
@@ -108,21 +143,21 @@ def bench_loops(n_batch: int, n_loop: int, n_ref: int, level: int = 5) -> list[s
         "|---|---:|---:|---:|---:|---:|",
     ]
     ratios_loop, ratios_ref = [], []
-    for name in C.CORRUPTIONS:
-        sched = C.PAPER_SCHEDULE[name]
-        p = C.level_params(name, sched, level)
+    for name in CORRUPTIONS:
+        sched = cfg["corruptions"][name]
+        p = level_params(name, sched, level)
         idx = np.arange(n_batch)
         imgs = images[:n_batch]
         t = time.perf_counter()
-        P.generate_block(imgs, idx, name, level, sched, SEED, chunk_size=n_batch)
+        P.generate_block(imgs, idx, name, level, sched, seed, chunk_size=n_batch)
         batch = (time.perf_counter() - t) / n_batch
         t = time.perf_counter()
         for i in range(n_loop):
-            P.generate_block(imgs[i : i + 1], idx[i : i + 1], name, level, sched, SEED)
+            P.generate_block(imgs[i : i + 1], idx[i : i + 1], name, level, sched, seed)
         loop = (time.perf_counter() - t) / n_loop
         t = time.perf_counter()
         for i in range(n_ref):
-            fields = C.draw_fields(name, SEED, level, idx[i : i + 1])
+            fields = draw_fields(name, seed, level, idx[i : i + 1])
             y = ref.reference(name, ref.ref_float(imgs[i]), p, {k: v[0] for k, v in fields.items()})
             ref.ref_uint8(y)
         refpx = (time.perf_counter() - t) / n_ref
@@ -139,11 +174,13 @@ def bench_loops(n_batch: int, n_loop: int, n_ref: int, level: int = 5) -> list[s
     return lines
 
 
-def main(out: str | None, workers: int = 2, n_images: int = 10_000, quick: bool = False) -> str:
-    chunk = 2500
+def main(
+    cfg: Mapping[str, Any], out: str | None, workers: int, test_parquet: Path = TEST_PARQUET
+) -> str:
+    """Run both parts with the ``pmnist`` config section ``cfg``; write ``out`` if given."""
     t0 = time.perf_counter()
-    full_lines, s = bench_full(workers, n_images, chunk)
-    loop_lines = bench_loops(2000, 200 if not quick else 50, 10 if not quick else 3)
+    full_lines, s = bench_full(cfg, workers, Path(test_parquet))
+    loop_lines = bench_loops(cfg, Path(test_parquet))
     text = "\n".join(
         [
             "# Perturbed MNIST benchmark",
@@ -176,16 +213,18 @@ def main(out: str | None, workers: int = 2, n_images: int = 10_000, quick: bool 
 
 
 if __name__ == "__main__":
-    if "snakemake" in globals():
+    if "snakemake" in globals():  # rule bench_pmnist: settings from the workflow's config
         from reliquant.core.runlog import setup_logging
 
         setup_logging(snakemake.log[0], "pmnist")  # noqa: F821
-        main(snakemake.output[0], workers=snakemake.threads)  # noqa: F821
-    else:
+        smk = snakemake  # noqa: F821
+        main(smk.config["pmnist"], smk.output[0], smk.threads, smk.input.test)
+    else:  # standalone: config.yaml merged with --configfile overlays, as Snakemake does
         parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-        parser.add_argument("--out", default=None, help="markdown report path")
-        parser.add_argument("--workers", type=int, default=2)
-        parser.add_argument("--n-images", type=int, default=10_000)
-        parser.add_argument("--quick", action="store_true", help="fewer loop iterations")
+        parser.add_argument("--out", help="markdown report path (default: print only)")
+        parser.add_argument(
+            "--configfile", nargs="*", default=[], help="config overlays, e.g. tests/smoke.yaml"
+        )
         args = parser.parse_args()
-        sys.stdout.write(main(args.out, args.workers, args.n_images, args.quick))
+        cfg = config_section("pmnist", REPO / "config.yaml", args.configfile)
+        sys.stdout.write(main(cfg, args.out, cfg["bench"]["workers"]))

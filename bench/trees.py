@@ -8,8 +8,10 @@
     features), covariance 0.001 I and 0.01 I: seconds per sample, certified gap reached
     within a time limit (target gap <= 1e-6 within 2 s), and peak memory (tracemalloc).
 
-Run standalone:  python bench/trees.py --out results/bench/trees.md
-or via Snakemake: snakemake --cores 1 results/bench/trees.md
+Settings (seed, sample counts, draws, time limit) come from the ``trees.bench`` config key:
+run standalone, ``python bench/trees.py --out results/bench/trees.md [--configfile OVERLAY ...]``
+reads config.yaml merged with the overlays; via Snakemake (``snakemake --cores 1
+results/bench/trees.md``) it reads the workflow's config.
 """
 
 import argparse
@@ -22,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from reliquant.core.config import config_section
 from reliquant.core.seeding import block_int_seed, block_rng
 from reliquant.trees.box_mass import IndependentNormal
 from reliquant.trees.boxes import grid_robustness
@@ -202,32 +205,25 @@ def bench_scale(data, args, lines: list[str]) -> None:
     lines.append("")
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, bench: dict | None = None) -> int:
+    """Run the benchmark with the ``trees.bench`` settings ``bench`` (standalone: from
+    config.yaml and the ``--configfile`` overlays) and write the markdown to ``--out``."""
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("--out", required=True, help="markdown file to write")
     p.add_argument("--root", default=".", help="repository root (for results/data)")
-    p.add_argument("--seed", type=int, default=20240404)
-    p.add_argument("--n-table2", type=int, default=10, help="test images in (a)")
     p.add_argument(
-        "--n-grid", type=int, default=3, help="of those, how many run the all-boxes grid"
+        "--configfile", nargs="*", default=[], help="config overlays merged over config.yaml"
     )
-    p.add_argument("--mc-draws", type=int, default=1_000_000)
-    p.add_argument("--n-scale", type=int, default=5, help="test images in (b)")
-    p.add_argument("--train-size", type=int, default=60_000, help="training images in (b)")
-    p.add_argument(
-        "--xgb-rounds", type=int, default=10, help="boosting rounds (x10 classes = trees)"
-    )
-    p.add_argument(
-        "--time-limit", type=float, default=10.0, help="engine seconds per sample in (b)"
-    )
-    p.add_argument(
-        "--scale-mc-draws", type=int, default=20_000, help="Monte Carlo draws per sample in (b)"
-    )
-    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--jobs", type=int, default=2, help="threads of the model fits in (b)")
     p.add_argument("--skip-scale", action="store_true")
     args = p.parse_args(argv)
+    if bench is None:
+        root = Path(args.root)
+        bench = config_section("trees", root / "config.yaml", args.configfile)["bench"]
+    # the settings as the attributes the benchmark functions read (args.seed, args.n_grid, ...)
+    args = argparse.Namespace(**vars(args), **bench)
     data = load_mnist(Path(args.root))
     lines = [
         "# Tree-robustness engine benchmark",
@@ -253,6 +249,9 @@ if __name__ == "__main__":
         from reliquant.core.runlog import setup_logging
 
         setup_logging(snakemake.log[0], "trees")  # noqa: F821
-        main(["--out", snakemake.output[0], "--jobs", str(snakemake.threads)])  # noqa: F821
+        main(
+            ["--out", snakemake.output[0], "--jobs", str(snakemake.threads)],  # noqa: F821
+            snakemake.config["trees"]["bench"],  # noqa: F821
+        )
     else:
         raise SystemExit(main())

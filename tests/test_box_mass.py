@@ -68,7 +68,7 @@ def test_correlated_matches_independent_and_monte_carlo():
 
 def test_bad_inputs():
     with pytest.raises(ValueError, match="sigma"):
-        IndependentNormal(np.zeros(2), np.array([1.0, 0.0]))
+        IndependentNormal(np.zeros(2), np.array([1.0, -1.0]))
     with pytest.raises(ValueError, match="positive definite"):
         CorrelatedNormal(np.zeros(2), np.array([[1.0, 2.0], [2.0, 1.0]]))
     with pytest.raises(ValueError, match="lo <= hi"):

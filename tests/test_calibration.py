@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reliquant.pmnist import calibration as K
-from reliquant.pmnist import corruptions as C
+from reliquant.pmnist.registry import CorruptionConfigError, validate_schedule
 
 N_IMG = 1000
 
@@ -56,7 +56,7 @@ def test_brightness_calibration_recovers_closed_form() -> None:
     # accuracy(b) = 1 - b/2 and target_L = 1 - 0.5 (L-1)/9  =>  b_L = (L-1)/9
     np.testing.assert_allclose(b, np.arange(10) / 9, atol=0.01)
     np.testing.assert_allclose(sched["achieved"]["brightness"], sched["targets"], atol=0.002)
-    C.validate_schedule(sched["corruptions"])
+    validate_schedule(sched["corruptions"])
 
 
 @settings(max_examples=30, deadline=None)
@@ -82,3 +82,19 @@ def test_schedule_section_keeps_constants_and_fixed_params() -> None:
     sec = K.schedule_section("snow", res, constants={"amount": 0.5})
     assert sec["k"] == [3] * 10 and sec["amount"] == 0.5
     np.testing.assert_allclose(sec["p"], 0.1 * np.arange(1, 11))
+    # constants come from the caller's schedule (config), never from defaults in the code
+    with pytest.raises(CorruptionConfigError, match="missing parameter 'amount'"):
+        K.schedule_section("snow", res)
+
+
+def test_calibration_needs_no_other_paper_package() -> None:
+    """Any classifier plugs in through ``predict``: the pmnist package imports no mlm code."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, reliquant.pmnist, reliquant.pmnist.calibration, reliquant.pmnist.figures;"
+        "print(sorted(m for m in sys.modules if m.startswith(('reliquant.mlm', 'torch'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -112,3 +112,21 @@ def test_save_model_bytes_do_not_depend_on_the_temporary_name(tmp_path):
     cnn.save_model(model, tmp_path / "a.pt")
     cnn.save_model(model, tmp_path / "b" / "other_name.pt")
     assert (tmp_path / "a.pt").read_bytes() == (tmp_path / "b" / "other_name.pt").read_bytes()
+
+
+def test_training_markdown_sets_the_last_epoch_beside_the_paper():
+    import pandas as pd
+
+    log = pd.DataFrame(
+        {
+            "epoch": np.array([1, 2], np.int32),
+            "loss": [0.5, 0.2],
+            "train_accuracy": [0.9, 0.95],
+            "test_accuracy": [0.91, 0.96],
+        }
+    )
+    text = cnn.training_markdown(log, 3000, 2, {"train_accuracy": 0.9838, "test_accuracy": 0.9846})
+    assert text.startswith("# CNN training (3000 images, 2 epochs)")
+    row = next(line for line in text.splitlines() if "test accuracy (after" in line)
+    assert "0.9600" in row and "0.9846" in row
+    assert text.count("\n| ") >= 2 + 2  # both tables, one row per epoch

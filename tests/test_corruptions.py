@@ -2,13 +2,15 @@
 
 Each reference loops over pixels with an explicit reflect-101 index map, explicit kernels
 anchored at k // 2 and exact (Fraction) box overlaps for area resampling. The random
-fields are the library's (their derivation is tested separately against block_rng).
+fields are the library's (their derivation is tested in tests/test_fields.py); the
+parameters are the paper preset of config.yaml.
 """
 
 from __future__ import annotations
 
 import math
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,11 +18,16 @@ import scipy.stats
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from reliquant.core.seeding import block_rng
+from reliquant.core.config import config_section
 from reliquant.pmnist import corruptions as C
+from reliquant.pmnist import registry as R
+from reliquant.pmnist.fields import draw_fields
 
 SEED = 12345
 N = 28
+REPO = Path(__file__).resolve().parents[1]
+#: The paper preset, from its one home (config.yaml).
+PAPER = config_section("pmnist", REPO / "config.yaml")["corruptions"]
 
 
 def synthetic_digits(n: int, seed: int = 0) -> np.ndarray:
@@ -184,15 +191,15 @@ def reference(name: str, x: np.ndarray, p: dict, f: dict) -> np.ndarray:
 # ---------------------------------------------------------------- one test per corruption
 
 
-@pytest.mark.parametrize("name", C.CORRUPTIONS)
+@pytest.mark.parametrize("name", R.CORRUPTIONS)
 def test_corruption_matches_per_pixel_reference(name: str) -> None:
-    schedule = C.PAPER_SCHEDULE[name]
+    schedule = PAPER[name]
     levels = range(1, 11) if name not in {"shot_noise", "pixelation"} else (1, 2, 5, 7, 10)
     for level in levels:
-        p = C.level_params(name, schedule, level)
-        fields = C.draw_fields(name, SEED, level, TEST_INDEX)
-        lib_float = C.apply_float(name, C.to_float(IMAGES), p, fields)
-        lib_u8 = C.corrupt(IMAGES, name, p, fields)
+        p = R.level_params(name, schedule, level)
+        fields = draw_fields(name, SEED, level, TEST_INDEX)
+        lib_float = R.apply_float(name, C.to_float(IMAGES), p, fields)
+        lib_u8 = R.corrupt(IMAGES, name, p, fields)
         for i in range(len(IMAGES)):
             f_i = {k: v[i] for k, v in fields.items()}
             ref = reference(name, ref_float(IMAGES[i]), p, f_i)
@@ -202,14 +209,6 @@ def test_corruption_matches_per_pixel_reference(name: str) -> None:
             scaled = (np.clip(ref, -1, 1) * 0.5 + 0.5) * 255
             on_edge = np.abs(scaled - np.round(scaled)) < 1e-9
             assert not (diff & ~on_edge).any(), f"{name} L{level}"
-
-
-def test_even_kernel_anchor_reaches_up_and_left() -> None:
-    """k = 2 box on a single bright pixel at (10, 10): output rows/cols 10 and 11 light up."""
-    x = np.zeros((1, N, N))
-    x[0, 10, 10] = 1.0
-    y = C.box_filter(C.box_filter(x, 2, 1), 2, 2)[0]
-    assert set(zip(*np.nonzero(y), strict=True)) == {(10, 10), (10, 11), (11, 10), (11, 11)}
 
 
 # ---------------------------------------------------------------- pipeline and quirks
@@ -224,34 +223,22 @@ def test_uint8_round_trip_is_u_or_u_minus_one(u: int) -> None:
 
 
 def test_paper_quirks() -> None:
-    s = C.PAPER_SCHEDULE
+    s = PAPER
     assert [C.pixelation_side(f) for f in s["pixelation"]["f"]] == [40, 14, 11, 9, 8, 7, 7, 6, 5, 4]
     x = C.to_float(IMAGES)
     for name in ("motion_blur", "zoom_blur"):
-        p = C.level_params(name, s[name], 1)
-        np.testing.assert_array_equal(C.apply_float(name, x, p, {}), x)
-    p6, p7 = (C.level_params("pixelation", s["pixelation"], lv) for lv in (6, 7))
+        p = R.level_params(name, s[name], 1)
+        np.testing.assert_array_equal(R.apply_float(name, x, p, {}), x)
+    p6, p7 = (R.level_params("pixelation", s["pixelation"], lv) for lv in (6, 7))
     np.testing.assert_array_equal(
-        C.corrupt(IMAGES, "pixelation", p6, {}), C.corrupt(IMAGES, "pixelation", p7, {})
+        R.corrupt(IMAGES, "pixelation", p6, {}), R.corrupt(IMAGES, "pixelation", p7, {})
     )
     # impulse noise on black background gives mid grey 127
-    p = C.level_params("impulse_noise", s["impulse_noise"], 1)
+    p = R.level_params("impulse_noise", s["impulse_noise"], 1)
     blank = np.zeros((1, N, N), dtype=np.uint8)
-    out = C.corrupt(
-        blank, "impulse_noise", p, C.draw_fields("impulse_noise", SEED, 1, np.array([0]))
-    )
+    out = R.corrupt(blank, "impulse_noise", p, draw_fields("impulse_noise", SEED, 1, np.array([0])))
     assert set(np.unique(out).tolist()) == {0, 127}
     assert (out == 127).sum() == 196
-
-
-@settings(max_examples=30, deadline=None)
-@given(st.integers(1, 60), st.integers(1, 60))
-def test_area_matrix_rows_are_averages(src: int, dst: int) -> None:
-    a = C.area_matrix(src, dst)
-    np.testing.assert_allclose(a.sum(axis=1), 1.0, atol=1e-12)
-    assert (a >= 0).all()
-    # constant input stays constant, and total mass is preserved: sum over rows = dst / src per column
-    np.testing.assert_allclose(a.sum(axis=0) * src / dst, 1.0, atol=1e-12)
 
 
 @settings(max_examples=25, deadline=None)
@@ -269,53 +256,10 @@ def test_poisson_inversion_matches_scipy_ppf(lam: float, u: float) -> None:
     assert scipy.stats.poisson.cdf(got - 1, lam) <= u + 1e-12
 
 
-# ---------------------------------------------------------------- random fields
-
-
-def test_fields_are_per_image_block_rng_draws() -> None:
-    fields = C.draw_fields("frost", SEED, 3, TEST_INDEX)
-    for row, i in enumerate(TEST_INDEX):
-        rng = block_rng(SEED, "frost", 3)
-        rng.bit_generator.advance(int(i) * 2**40)
-        for key in ("z1", "z2", "z3"):
-            np.testing.assert_array_equal(fields[key][row], rng.standard_normal((N, N)))
-    sub = C.draw_fields("frost", SEED, 3, TEST_INDEX[1:])
-    np.testing.assert_array_equal(sub["z2"], fields["z2"][1:])
-    other = C.draw_fields("frost", SEED, 4, TEST_INDEX)
-    assert not np.array_equal(other["z1"], fields["z1"])
-
-
-def test_field_distributions() -> None:
-    idx = np.arange(200)
-    z = C.draw_fields("gaussian_noise", SEED, 5, idx)["z"].ravel()
-    u = C.draw_fields("snow", SEED, 5, idx)["u"].ravel()
-    assert scipy.stats.kstest(z, "norm").pvalue > 1e-3
-    assert scipy.stats.kstest(u, "uniform").pvalue > 1e-3
-
-
 # ---------------------------------------------------------------- bad input
 
 
-def test_bad_inputs_name_what_is_wrong() -> None:
-    with pytest.raises(C.CorruptionConfigError, match="unknown corruption 'sepia'"):
-        C.level_params("sepia", {}, 1)
-    for bad in (0, 11, 2.0, True):
-        with pytest.raises(C.CorruptionConfigError, match="level"):
-            C.level_params("brightness", C.PAPER_SCHEDULE["brightness"], bad)
-    k = list(C.PAPER_SCHEDULE["motion_blur"]["k"])
-    k[3] = 4.5
-    with pytest.raises(C.CorruptionConfigError, match=r"motion_blur\.k must be an integer"):
-        C.level_params("motion_blur", {"k": k}, 4)
-    with pytest.raises(C.CorruptionConfigError, match=r"brightness\.b must be a float"):
-        C.level_params("brightness", {"b": ["x"] * 10}, 1)
-    with pytest.raises(C.CorruptionConfigError, match="10 values"):
-        C.level_params("brightness", {"b": [0.1] * 9}, 1)
-    with pytest.raises(C.CorruptionConfigError, match="unknown parameter"):
-        C.level_params("brightness", {"b": [0.1] * 10, "gamma": 2}, 1)
-    with pytest.raises(C.CorruptionConfigError, match="missing parameter 'a'"):
-        C.level_params("defocus_blur", {"k": [3] * 10}, 1)
-    with pytest.raises(C.CorruptionConfigError, match=r"density = 1.5 is outside"):
-        C.level_params("impulse_noise", {"density": [1.5] * 10}, 1)
+def test_bad_images_name_what_is_wrong() -> None:
     with pytest.raises(ValueError, match=r"uint8 array of shape \(n, 28, 28\)"):
         C.to_float(np.zeros((2, 28, 28), dtype=np.float32))
     with pytest.raises(ValueError, match="got dtype uint8 and shape"):

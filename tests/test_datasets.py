@@ -9,6 +9,7 @@ import struct
 import numpy as np
 import pyarrow.parquet as pq
 import pytest
+from conftest import RAW
 
 from reliquant.core.datasets import (
     ChecksumError,
@@ -145,3 +146,45 @@ def test_iris_table_matches_sklearn():
     np.testing.assert_array_equal(frame.iloc[:, :4].to_numpy(), bunch.data)
     np.testing.assert_array_equal(frame["target"].to_numpy(), bunch.target)
     assert frame["target_name"].iloc[-1] == "virginica"
+
+
+# ------------------------------------------------------------------- bad Pima files
+def _pima_with(tmp_path, line: int, column: str, value: str, encoding_bytes: bytes | None = None):
+    """The vendored Pima CSV with one cell replaced (line counted with the header as 1)."""
+    src = (RAW / "pima" / "diabetes.csv").read_text().splitlines()
+    header = src[0].split(",")
+    cells = src[line - 1].split(",")
+    cells[header.index(column)] = value
+    src[line - 1] = ",".join(cells)
+    data = ("\n".join(src) + "\n").encode()
+    if encoding_bytes is not None:
+        data = data.replace(value.encode(), encoding_bytes, 1)
+    path = tmp_path / "diabetes.csv"
+    path.write_bytes(data)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("line", "column", "value"),
+    [
+        (5, "Outcome", "7"),
+        (9, "Glucose", "-50"),
+        (3, "BMI", "abc"),
+        (4, "Age", "31.5"),
+        (6, "Insulin", ""),
+    ],
+)
+def test_pima_out_of_range_names_line_column_and_value(tmp_path, line, column, value):
+    from reliquant.core.datasets import pima_table
+
+    path = _pima_with(tmp_path, line, column, value)
+    with pytest.raises(ValueError, match=rf"line {line}, column {column}: value '{value}'"):
+        pima_table(path)
+
+
+def test_pima_non_utf8_names_the_line(tmp_path):
+    from reliquant.core.datasets import pima_table
+
+    path = _pima_with(tmp_path, 12, "Age", "XX", encoding_bytes=b"\xff\xfe")
+    with pytest.raises(ValueError, match="line 12 is not valid UTF-8"):
+        pima_table(path)

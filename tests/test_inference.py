@@ -27,11 +27,32 @@ def images():
 
 
 def test_batch_sizes_1_and_512_agree(model, images):
-    p1 = inference.predict_softmax(model, images, batch_size=1, device="cpu")
+    p1 = inference.predict_softmax(model, images[:40], batch_size=1, device="cpu")
     p512 = inference.predict_softmax(model, images, batch_size=512, device="cpu")
-    assert p1.dtype == np.float32 and p1.shape == (600, 10)
-    np.testing.assert_allclose(p1, p512, rtol=1e-5, atol=1e-7)
+    assert p1.dtype == np.float32 and p1.shape == (40, 10)
+    np.testing.assert_array_equal(p1, p512[:40])  # bit-equal: every pass is padded
     np.testing.assert_allclose(p512.sum(1), 1.0, rtol=1e-5)
+
+
+@pytest.mark.parametrize("channels_last", [True, False])
+def test_scores_do_not_depend_on_batch_size(model, images, channels_last):
+    """mlm.infer.batch_size is a speed setting (not a rule param): the scores are bit-equal
+    whatever it is, short last batches (600 = 2 x 299 + 2) and tiny batches included."""
+    with torch.random.fork_rng(devices=[]):
+        torch.set_num_threads(1)
+        ref = inference.predict_softmax(
+            model, images, batch_size=512, device="cpu", channels_last=channels_last
+        )
+        for batch_size in (2, 64, 299, 2048):
+            got = inference.predict_softmax(
+                model, images, batch_size=batch_size, device="cpu", channels_last=channels_last
+            )
+            np.testing.assert_array_equal(got, ref, err_msg=f"batch_size={batch_size}")
+        for n in (1, 2, 3):  # a batch of n images is padded, not scored by other kernels
+            got = inference.predict_softmax(
+                model, images[:n], batch_size=512, device="cpu", channels_last=channels_last
+            )
+            np.testing.assert_array_equal(got, ref[:n], err_msg=f"{n} image(s)")
 
 
 def test_matches_direct_forward_in_default_layout(model, images):
@@ -118,3 +139,22 @@ def test_score_image_file_names_the_file_without_image_columns(model, tmp_path):
     pd.DataFrame({"index": [0], "label": [1]}).to_parquet(bad)
     with pytest.raises(ValueError, match=r"bad\.parquet.*\['image'\]"):
         inference.score_image_file(model, bad)
+
+
+def test_file_scores_do_not_depend_on_chunk_rows_or_batch_size(model, images, tmp_path):
+    """mlm.infer.chunk_rows and batch_size are speed settings (read from the config, not rule
+    params): the scored table is bit-equal whatever they are, tiny chunks included."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    from reliquant.core.datasets import mnist_table
+
+    x = images[:200]
+    path = tmp_path / "split.parquet"
+    pq.write_table(mnist_table(x, np.arange(200, dtype=np.uint8) % 10), path)
+    ref = inference.score_image_file(model, path, chunk_rows=20_000, batch_size=512, device="cpu")
+    for chunk_rows, batch_size in [(1, 32), (3, 2), (7, 64), (64, 7), (199, 2048)]:
+        got = inference.score_image_file(
+            model, path, chunk_rows=chunk_rows, batch_size=batch_size, device="cpu"
+        )
+        pd.testing.assert_frame_equal(got, ref, check_exact=True, obj=f"{chunk_rows}/{batch_size}")

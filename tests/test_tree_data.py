@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from reliquant.core.datasets import IRIS_FEATURES
 from reliquant.trees.data import (
-    IRIS_FEATURES,
     PIMA_FEATURES,
     PIMA_ROWS,
     MarginalSpec,
@@ -18,9 +18,11 @@ from reliquant.trees.data import (
     area_weights,
     filter_pima,
     iris_marginals,
+    iris_noise,
     marginals_at,
     mnist_features,
     pima_marginals,
+    pima_noise,
     random_correlation,
     resize_images,
     snr_noise_std,
@@ -233,3 +235,31 @@ def test_iris_marginals_from_config():
     assert len(specs) == len(IRIS_FEATURES)
     with pytest.raises(ValueError, match="need 4"):
         iris_marginals(cfg[:3])
+
+
+def test_pima_noise_scales_by_snr_and_maps_spearman_to_normal():
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=(300, len(PIMA_FEATURES))) * np.arange(1, len(PIMA_FEATURES) + 1)
+    x[:, 1] += 0.8 * x[:, 0]  # a correlated pair
+    families = {f: ("exponential" if i % 2 else "normal") for i, f in enumerate(PIMA_FEATURES)}
+    specs, corr = pima_noise(x, families=families, snr=10.0, snr_kind="variance", centred=False)
+    assert [s.family for s in specs] == [families[f] for f in PIMA_FEATURES]
+    np.testing.assert_allclose(
+        [s.scale for s in specs], x.std(axis=0, ddof=1) / np.sqrt(10.0), rtol=1e-12
+    )
+    rho = stats.spearmanr(x).statistic
+    np.testing.assert_allclose(corr, 2 * np.sin(np.pi * rho / 6), atol=1e-12)
+    assert corr[0, 1] > 0.3
+
+
+def test_iris_noise_passes_centred_and_draws_the_correlation_from_rng():
+    marginals = [
+        {"family": "normal", "scale": 0.3},
+        {"family": "exponential", "scale": 0.2},
+        {"family": "chi-square", "scale": 0.1, "shape": 2.0},
+        {"family": "lognormal", "scale": 0.1, "shape": 0.5},
+    ]
+    kwargs = {"marginals": marginals, "centred": True, "corr_low": 0.1, "corr_high": 0.3}
+    specs, corr = iris_noise(**kwargs, rng=np.random.default_rng(4))
+    assert all(s.centred for s in specs) and [s.scale for s in specs] == [0.3, 0.2, 0.1, 0.1]
+    np.testing.assert_array_equal(corr, random_correlation(4, 0.1, 0.3, np.random.default_rng(4)))

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 from PIL import Image
-from workflow_helpers import BIN, REPO, copy_repo, planned_jobs, snakemake
+from workflow_helpers import BIN, REPO, copy_repo, edited, planned_jobs, snakemake
 
 SMOKE = ["--configfile", "tests/smoke.yaml"]
 
@@ -184,14 +184,10 @@ def test_second_run_does_nothing(smoke_runs):
 def test_editing_a_figure_script_reruns_only_that_figure(smoke_runs):
     work = smoke_runs[1]
     script = work / FIGURE_SCRIPT
-    original = script.read_text()
-    try:
-        script.write_text(original + "\n# an edit\n")
+    with edited(script, script.read_text() + "\n# an edit\n"):
         proc = snakemake(work, "-n", *SMOKE)
         jobs = planned_jobs(proc.stdout + proc.stderr)
         assert set(jobs) - {"all"} == FIGURE_RULES, jobs
-    finally:
-        script.write_text(original)
 
 
 @pytest.mark.workflow
@@ -215,28 +211,20 @@ def test_editing_a_library_package_reruns_only_its_topic(smoke_runs, topic):
     """An edit in src/reliquant/<topic>/ reruns that topic's jobs (and the summary), no other."""
     work = smoke_runs[1]
     module = work / "src" / "reliquant" / topic / "__init__.py"
-    original = module.read_text()
-    try:
-        module.write_text(original + "\n# an edit\n")
+    with edited(module, module.read_text() + "\n# an edit\n"):
         jobs = set(planned_jobs(snakemake(work, "-n", *SMOKE).stdout))
         assert jobs, "a library edit planned no job"
         assert {j for j in jobs if not j.startswith(f"{topic}_")} <= SUMMARY_RULES, jobs
-    finally:
-        module.write_text(original)
 
 
 @pytest.mark.workflow
 def test_editing_core_reruns_every_topic(smoke_runs):
     work = smoke_runs[1]
     module = work / "src" / "reliquant" / "core" / "__init__.py"
-    original = module.read_text()
-    try:
-        module.write_text(original + "\n# an edit\n")
+    with edited(module, module.read_text() + "\n# an edit\n"):
         jobs = set(planned_jobs(snakemake(work, "-n", *SMOKE).stdout))
         for prefix in ("data_", "nbc_", "trees_", "pmnist_", "mlm_"):
             assert any(j.startswith(prefix) for j in jobs), (prefix, jobs)
-    finally:
-        module.write_text(original)
 
 
 @pytest.mark.workflow
@@ -245,14 +233,12 @@ def test_editing_one_data_set_reruns_only_its_jobs(smoke_runs, tmp_path):
     work = smoke_runs[1]
     manifest = work / "data/raw/checksums.tsv"
     original = manifest.read_text()
-    try:
-        manifest.write_text(original.replace("\t-\t-", "\t-\thttps://example.invalid/"))
-        assert manifest.read_text() != original
+    changed = original.replace("\t-\t-", "\t-\thttps://example.invalid/")
+    assert changed != original
+    with edited(manifest, changed):
         jobs = set(planned_jobs(snakemake(work, "-n", *SMOKE).stdout))
         assert "data_verify" in jobs and "data_pima" in jobs, jobs
         assert not {"data_mnist", "mlm_train", "pmnist_generate", "trees_table2"} & jobs, jobs
-    finally:
-        manifest.write_text(original)
 
 
 @pytest.mark.workflow

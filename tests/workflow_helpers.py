@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -78,3 +79,21 @@ def planned_jobs(output: str) -> dict[str, int]:
             elif line.strip().startswith("total"):
                 in_table = False
     return jobs
+
+
+@contextlib.contextmanager
+def edited(path: Path, text: str):
+    """Replace ``path``'s text for the duration of the block, then restore text and mtime.
+
+    Restoring the modification time matters: Snakemake plans a rule again when its script is
+    newer than the outputs, so a test that only restored the text would leak a planned job
+    into every later test on the same working copy.
+    """
+    original = path.read_text()
+    stat = path.stat()
+    try:
+        path.write_text(text)
+        yield
+    finally:
+        path.write_text(original)
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))

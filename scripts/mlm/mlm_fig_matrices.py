@@ -4,14 +4,13 @@ Rule mlm_fig_matrices; paper 004, Sections 3.4, 4.1 and 4.5.
 """
 
 import numpy as np
-import pandas as pd
-import pyarrow as pa
 
 from reliquant.core.io import read_frame, save_figure, write_frame
 from reliquant.core.plotting import apply_style
 from reliquant.core.runlog import setup_logging
+from reliquant.mlm.accuracy import CONFUSION_SCHEMA, confusion_frame, confusion_matrix
 from reliquant.mlm.figures import confusion_figure, mean_std_figure, mlm_figure, per_level_figure
-from reliquant.mlm.matrices import confusion_matrix, long_to_matrix
+from reliquant.mlm.matrices import long_to_matrix
 
 log = setup_logging(snakemake.log[0], "mlm")
 apply_style()
@@ -23,12 +22,7 @@ acc = np.trace(cm) / cm.sum()
 fig = confusion_figure(cm, f"MNIST test set ({cm.sum()} images, accuracy {acc:.2%})")
 save_figure(fig, out.fig1)
 save_figure(fig, out.fig1_pdf)
-t, p = np.indices(cm.shape)
-frame = pd.DataFrame({"true": t.ravel(), "predicted": p.ravel(), "count": cm.ravel()})
-schema = pa.schema(
-    [pa.field("true", pa.uint8()), pa.field("predicted", pa.uint8()), pa.field("count", pa.int64())]
-)
-write_frame(frame, out.confusion, schema)
+write_frame(confusion_frame(cm), out.confusion, CONFUSION_SCHEMA)
 
 mats = read_frame(snakemake.input.matrices)
 overall = long_to_matrix(mats[mats["scope"] == "overall"])

@@ -5,13 +5,12 @@ Rule mlm_fig_pixelation; paper 004, Section 4.4.
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 
-from reliquant.core.io import arrow_to_images, read_frame, save_figure
+from reliquant.core.io import arrow_to_images, read_frame, read_table, save_figure
 from reliquant.core.plotting import apply_style
 from reliquant.core.runlog import setup_logging
 from reliquant.mlm.figures import pixelation_figure
-from reliquant.mlm.matrices import P_COLUMNS
+from reliquant.mlm.softmax import P_COLUMNS
 
 log = setup_logging(snakemake.log[0], "mlm")
 apply_style()
@@ -32,7 +31,7 @@ mean_softmax = {int(k): g[P_COLUMNS].to_numpy(np.float64).mean(0) for k, g in pe
 index = cfg["pixelation_test_index"]
 if index is None:
     index = int(pert["index"].min())
-table = pq.read_table(snakemake.input.images, filters=[("test_index", "==", index)])
+table = read_table(snakemake.input.images, filters=[("test_index", "==", index)])
 if table.num_rows == 0:
     raise ValueError(f"test index {index} is not in {snakemake.input.images}")
 labels = table.column("label").to_numpy()

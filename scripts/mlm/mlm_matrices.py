@@ -4,26 +4,21 @@ Rule mlm_matrices; paper 004, Sections 3.3 b-d and 3.4 (eqs. 4-10).
 """
 
 import numpy as np
-import pyarrow.parquet as pq
 
-from reliquant.core.io import read_frame, write_frame
+from reliquant.core.io import read_frame, read_table, write_frame
 from reliquant.core.runlog import setup_logging
-from reliquant.mlm.matrices import (
-    MATRICES_SCHEMA,
-    P_COLUMNS,
-    cell_distance_matrices,
-    matrices_long,
-)
+from reliquant.mlm.centroids import centroid_array
+from reliquant.mlm.matrices import MATRICES_SCHEMA, cell_distance_matrices, matrices_long
+from reliquant.mlm.softmax import P_COLUMNS
 
 log = setup_logging(snakemake.log[0], "mlm")
 cfg = snakemake.params.perturbed
-cent = read_frame(snakemake.input.centroids)
-mu = cent[cent["kind"] == cfg["centroids"]].sort_values("class")[P_COLUMNS].to_numpy(np.float64)
+mu = centroid_array(read_frame(snakemake.input.centroids), cfg["centroids"])
 log.info("distances to the %s centroids", cfg["centroids"])
 
 cells = {}
 for path in snakemake.input.softmax:
-    t = pq.read_table(path, columns=["label", "corruption", "level", *P_COLUMNS])
+    t = read_table(path, columns=["label", "corruption", "level", *P_COLUMNS])
     s = np.column_stack([t.column(c).to_numpy() for c in P_COLUMNS])
     part = cell_distance_matrices(
         s,

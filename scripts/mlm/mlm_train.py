@@ -1,16 +1,13 @@
 """Train the MLM paper's CNN (rule mlm_train; paper 004, Sections 3.1 and 4.1)."""
 
-import pandas as pd
-
 from reliquant.core.datasets import load_mnist_split
-from reliquant.core.io import frame_to_markdown, write_frame, write_text
+from reliquant.core.io import write_frame, write_text
 from reliquant.core.runlog import setup_logging
-from reliquant.mlm.cnn import TRAINING_LOG_SCHEMA, save_model, train_cnn
+from reliquant.mlm.cnn import TRAINING_LOG_SCHEMA, save_model, train_cnn, training_markdown
 from reliquant.mlm.inference import select_device
 
 log = setup_logging(snakemake.log[0], "mlm")
 cfg = snakemake.params.train
-paper = snakemake.params.paper
 x, y = load_mnist_split(snakemake.input.train)
 xt, yt = load_mnist_split(snakemake.input.test)
 n = cfg["n_images"] or len(x)
@@ -36,19 +33,7 @@ log.info(
 )
 save_model(result.model, snakemake.output.model)
 write_frame(result.log, snakemake.output.log, TRAINING_LOG_SCHEMA)
-
-last = result.log.iloc[-1]
-summary = pd.DataFrame(
-    {
-        "quantity": ["train accuracy (last epoch, running)", "test accuracy (after last epoch)"],
-        "ours": [last["train_accuracy"], last["test_accuracy"]],
-        "paper (Section 4.1)": [paper["train_accuracy"], paper["test_accuracy"]],
-    }
-)
 write_text(
-    f"# CNN training ({n} images, {cfg['epochs']} epochs)\n\n"
-    + frame_to_markdown(summary, floatfmt=".4f")
-    + "\n## Per epoch\n\n"
-    + frame_to_markdown(result.log.astype({"epoch": str}), floatfmt=".4f"),
+    training_markdown(result.log, n, cfg["epochs"], snakemake.params.paper_accuracy),
     snakemake.output.md,
 )

@@ -1,19 +1,13 @@
 """Rule nbc_paper: paper 000's claims decided from the per-cell AUC check."""
 
 from reliquant.core.io import read_frame, write_frame, write_text
-from reliquant.core.paper import (
-    CLAIM_SCHEMA,
-    COMPARISON_SCHEMA,
-    claim_frame,
-    comparison_frame,
-    notes_markdown,
-)
+from reliquant.core.paper import CLAIM_SCHEMA, COMPARISON_SCHEMA
 from reliquant.core.runlog import setup_logging
-from reliquant.nbc.paper import nbc_claims
+from reliquant.nbc.paper import paper_tables
 
 log = setup_logging(snakemake.log[0], "nbc")
-claims = claim_frame(nbc_claims(read_frame(snakemake.input.claims)))
-write_frame(comparison_frame([]), snakemake.output.comparison, COMPARISON_SCHEMA)
+comparisons, claims, notes = paper_tables(read_frame(snakemake.input.claims))
+write_frame(comparisons, snakemake.output.comparison, COMPARISON_SCHEMA)
 write_frame(claims, snakemake.output.claims, CLAIM_SCHEMA)
-write_text(notes_markdown({}), snakemake.output.notes)
+write_text(notes, snakemake.output.notes)
 log.info("%d claims (%d hold)", len(claims), int(claims["holds"].sum()))

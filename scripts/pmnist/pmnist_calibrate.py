@@ -1,4 +1,8 @@
-"""Calibrated schedule: per-level severities giving a linear accuracy decline (rule pmnist_calibrate)."""
+"""Calibrated schedule: per-level severities giving a linear accuracy decline (rule pmnist_calibrate).
+
+The library's calibration takes any classifier's ``predict(images_uint8) -> labels``; this
+script wires in the MLM CNN.
+"""
 
 import torch
 import yaml
@@ -12,28 +16,30 @@ from reliquant.pmnist import partitions as P
 from reliquant.pmnist.calibration import calibrate
 
 log = setup_logging(snakemake.log[0], "pmnist")
-cfg = snakemake.params.calibration
+params = snakemake.params
+# speed only (predictions do not depend on it), so read from the config, not a rerun trigger
+batch_size = snakemake.config["pmnist"]["calibration"]["batch_size"]
 torch.set_num_threads(snakemake.threads)
 model = load_model(snakemake.input.model, device="cpu")
 
 
 def predict(images_uint8):
-    return predict_softmax(model, images_uint8, batch_size=cfg["batch_size"]).argmax(axis=1)
+    return predict_softmax(model, images_uint8, batch_size=batch_size).argmax(axis=1)
 
 
 images, labels = load_mnist_split(snakemake.input.test)
-idx = P.select_subset(labels, cfg["images_per_class"])
-log.info("calibrating on %d test images, floor %.4f", idx.size, cfg["floor"])
+idx = P.select_subset(labels, params.images_per_class)
+log.info("calibrating on %d test images, floor %.4f", idx.size, params.floor)
 schedule = calibrate(
     predict,
     images[idx],
     labels[idx],
     idx,
-    seed=snakemake.params.seed,
-    floor=cfg["floor"],
-    corruptions=snakemake.params.corruptions,
-    tol=cfg["tol"],
-    max_iter=cfg["max_iter"],
+    seed=params.seed,
+    floor=params.floor,
+    corruptions=params.corruptions,
+    tol=params.tol,
+    max_iter=params.max_iter,
 )
 schedule = {"preset": "calibrated", "n_images": int(idx.size), **schedule}
 header = (

@@ -9,8 +9,5 @@ log = setup_logging(snakemake.log[0], "pmnist")
 images, labels = load_mnist_split(snakemake.input[0])
 idx = P.select_subset(labels, snakemake.params.images_per_class)
 log.info("clean partition: %d of %d test images", idx.size, labels.size)
-P.write_partition(
-    snakemake.output.images, [P.level_table(images[idx], labels[idx], idx, P.CLEAN, 0)]
-)
-stats = P.summary_table([P.summarize_block(images[idx], P.CLEAN, 0)])
+stats = P.write_clean_partition(snakemake.output.images, images[idx], labels[idx], idx)
 write_table(stats, snakemake.output.stats, P.SUMMARY_SCHEMA)

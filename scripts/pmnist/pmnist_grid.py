@@ -4,23 +4,19 @@ from pathlib import Path
 
 from reliquant.core.io import save_figure
 from reliquant.core.runlog import setup_logging
-from reliquant.pmnist import partitions as P
+from reliquant.pmnist import figures as F
 
 log = setup_logging(snakemake.log[0], "pmnist")
 grid = snakemake.params.grid
 clean_path, *corrupt_paths = snakemake.input
-chosen = P.grid_examples(clean_path, grid["example"])
+chosen = F.grid_examples(clean_path, grid["example"])
 log.info("grid digits (class -> test index): %s", chosen)
-cells = {}
-for path in [clean_path, *corrupt_paths]:
-    name = Path(path).stem
-    for (level, test_index), img in P.read_images(path, chosen.values()).items():
-        cells[(name, level, test_index)] = img
+cells = F.read_grid_cells([clean_path, *corrupt_paths], chosen.values())
 names = [Path(p).stem for p in corrupt_paths]
 out_dir = Path(snakemake.output.per_class)
 out_dir.mkdir(parents=True, exist_ok=True)
 for cls, test_index in chosen.items():
-    fig = P.plot_sample_grid(
+    fig = F.plot_sample_grid(
         cells, names, test_index, title=f"class {cls}, test image {test_index}"
     )
     save_figure(fig, out_dir / f"class{cls}.png")

@@ -1,18 +1,18 @@
 """Per (corruption, level) mean intensity and histogram table + figure (rule pmnist_summary)."""
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from reliquant.core.io import frame_to_markdown, save_figure, write_table, write_text
+from reliquant.core.io import frame_to_markdown, read_table, save_figure, write_table, write_text
 from reliquant.core.runlog import setup_logging
+from reliquant.pmnist import figures as F
 from reliquant.pmnist import partitions as P
 
 log = setup_logging(snakemake.log[0], "pmnist")
-table = pa.concat_tables([pq.read_table(p, schema=P.SUMMARY_SCHEMA) for p in snakemake.input])
+table = pa.concat_tables([read_table(p, schema=P.SUMMARY_SCHEMA) for p in snakemake.input])
 write_table(table, snakemake.output.table, P.SUMMARY_SCHEMA)
 frame = table.to_pandas()
 write_text(frame_to_markdown(P.summary_markdown_frame(frame), floatfmt=".3f"), snakemake.output.md)
-fig = P.plot_mean_intensity(frame)
+fig = F.plot_mean_intensity(frame)
 save_figure(fig, snakemake.output.fig)
 save_figure(fig, snakemake.output.pdf)
 log.info("summary of %d blocks", len(frame))

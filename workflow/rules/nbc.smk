@@ -97,7 +97,7 @@ rule nbc_auc:
         md=nbc_report("results/nbc/auc.md", "nbc_auc", "Tables"),
     params:
         code=NBC_CODE,
-        report=config["nbc"]["report"],
+        paper=config["nbc"]["paper"],
     log:
         "logs/nbc/auc.log",
     conda:

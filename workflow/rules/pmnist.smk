@@ -2,8 +2,15 @@
 # plus 12 corruptions x 10 levels (1,210,000 images). One job per corruption (parallel);
 # each job gets only its own corruption's parameters, so editing one reruns only it.
 # The `calibrated` preset (pmnist_calibrate) is a separate target that needs the MLM CNN.
+# Speed-only settings (pmnist.chunk_size, pmnist.calibration.batch_size) are no params: the
+# scripts read them from the config, so changing them reruns nothing.
+
+from reliquant.pmnist.registry import validate_schedule
 
 PMNIST = config["pmnist"]
+# The schema leaves the corruption parameters to the registry (their one source of types
+# and bounds): check the paper preset here, before any job starts.
+validate_schedule(PMNIST["corruptions"], complete=True)
 PMNIST_CODE = code_digest("pmnist")
 PMNIST_CORRUPTIONS = list(PMNIST["corruptions"])
 pmnist_report = topic_report("MLM (paper 004)")
@@ -70,7 +77,6 @@ rule pmnist_generate:
         ),
         seed=PMNIST["seed"],
         images_per_class=PMNIST["images_per_class"],
-        chunk_size=PMNIST["chunk_size"],
     log:
         "logs/pmnist/generate_{corruption}.log",
     benchmark:
@@ -133,7 +139,10 @@ rule pmnist_calibrate:
         PMNIST["calibrated_schedule"],
     params:
         code=PMNIST_CODE,
-        calibration=PMNIST["calibration"],
+        floor=PMNIST["calibration"]["floor"],
+        images_per_class=PMNIST["calibration"]["images_per_class"],
+        tol=PMNIST["calibration"]["tol"],
+        max_iter=PMNIST["calibration"]["max_iter"],
         corruptions=PMNIST["corruptions"],
         seed=PMNIST["seed"],
     log:
@@ -148,6 +157,8 @@ rule pmnist_calibrate:
 
 
 rule bench_pmnist:
+    input:
+        test="results/data/mnist_test.parquet",
     output:
         "results/bench/pmnist.md",
     params:
@@ -156,7 +167,7 @@ rule bench_pmnist:
         "logs/pmnist/bench.log",
     benchmark:
         "benchmarks/pmnist/bench.tsv"
-    threads: 2
+    threads: PMNIST["bench"]["workers"]
     conda:
         ENV_CORE
     script:

@@ -11,10 +11,10 @@ wildcard_constraints:
     trees_size=r"\d+",
 
 
-# Table 3: resized MNIST size -> decision-tree depths (the rows of the paper's table).
-TREES_TABLE3_DEPTHS = {int(m["size"]): list(m["depths"]) for m in TREES["table3"]["models"]}
-# Table 3 parameters shared by every size (everything but the model list).
-TREES_TABLE3_SETTINGS = {k: v for k, v in TREES["table3"].items() if k != "models"}
+# Table 3: resized MNIST size -> model depths (the rows of the paper's table).
+TREES_TABLE3_DEPTHS = {int(m["size"]): list(m["depths"]) for m in TREES["table3"]["sizes"]}
+# Table 3 parameters shared by every size (everything but the size list).
+TREES_TABLE3_SETTINGS = {k: v for k, v in TREES["table3"].items() if k != "sizes"}
 # Topic-wide parameters every robustness job uses.
 TREES_COMMON = {k: TREES[k] for k in ("seed", "engine_tol", "prune_level", "mnist_resize")}
 TREES_FIGS = "results/figures/trees"
@@ -66,7 +66,7 @@ rule trees_table1:
         pdf="results/figures/trees/table1_scatter.pdf",
     params:
         code=TREES_CODE,
-        exp=config["trees"]["table1"],
+        exp=TREES["table1"],
         common=TREES_COMMON,
     log:
         "logs/trees/table1.log",
@@ -95,7 +95,7 @@ rule trees_table2:
         ),
     params:
         code=TREES_CODE,
-        exp=config["trees"]["table2"],
+        exp=TREES["table2"],
         common=TREES_COMMON,
     log:
         "logs/trees/table2.log",
@@ -169,8 +169,9 @@ rule trees_pima:
         pdf="results/figures/trees/pima_hist.pdf",
     params:
         code=TREES_CODE,
-        exp=config["trees"]["pima"],
-        seed=config["trees"]["seed"],
+        exp=TREES["pima"],
+        seed=TREES["seed"],
+        threshold=TREES["paper"]["pima_threshold"],
     log:
         "logs/trees/pima.log",
     benchmark:
@@ -199,8 +200,8 @@ rule trees_iris_mixed:
         pdf="results/figures/trees/iris_mixed.pdf",
     params:
         code=TREES_CODE,
-        exp=config["trees"]["iris_mixed"],
-        seed=config["trees"]["seed"],
+        exp=TREES["iris_mixed"],
+        seed=TREES["seed"],
     log:
         "logs/trees/iris_mixed.log",
     benchmark:
@@ -220,15 +221,14 @@ rule trees_paper:
         pima="results/trees/pima.parquet",
         iris_mixed="results/trees/iris_mixed.parquet",
     output:
-        md=trees_report("results/trees/summary.md", "trees_summary", "Summary"),
+        md=trees_report("results/trees/summary.md", "trees_paper", "Summary"),
         comparison="results/trees/paper_comparison.parquet",
         claims="results/trees/paper_claims.parquet",
         notes="results/trees/paper_notes.md",
     params:
         code=TREES_CODE,
-        paper=config["trees"]["paper"],
-        pima_threshold=config["trees"]["pima"]["threshold"],
-        iris_tol=config["trees"]["iris_mixed"]["engine_tol"],
+        paper=TREES["paper"],
+        iris_tol=TREES["iris_mixed"]["engine_tol"],
     log:
         "logs/trees/paper.log",
     conda:

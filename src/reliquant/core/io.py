@@ -4,6 +4,13 @@ Every writer here writes to a temporary file in the destination folder and renam
 into place (``os.replace`` is atomic on POSIX), so a step that fails half-way leaves no
 valid-looking output behind.
 
+Parquet files carry CRC-32 page checksums, verified on every read through this module
+(:func:`read_table`, :func:`read_frame`, :func:`open_parquet`), so a flipped bit in a stored
+intermediate raises instead of being read back silently. Every file written here is logged
+(logger ``reliquant.io``) with its size and SHA-256, every parquet file read is logged too, so
+a job's log records what it read and wrote. A temporary file left by a killed writer is
+removed the next time the same output is written.
+
 Images are stored as a ``fixed_size_list<uint8>[h*w]`` column (:func:`images_to_arrow`),
 which round-trips to an ``(n, h, w)`` uint8 array without copies of Python objects.
 """
@@ -11,6 +18,8 @@ which round-trips to an ``(n, h, w)`` uint8 array without copies of Python objec
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import logging
 import os
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -26,6 +35,32 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 PARQUET_COMPRESSION = "zstd"
+#: Options of every parquet write: page checksums (verified by the readers below).
+PARQUET_WRITE_OPTIONS = {"compression": PARQUET_COMPRESSION, "write_page_checksum": True}
+
+log = logging.getLogger("reliquant.io")
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """SHA-256 of a file's bytes (hex)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _log_written(path: str | os.PathLike, what: str = "") -> None:
+    dest = Path(path)
+    log.info("wrote %s%s (%d bytes, sha256 %s)", dest, what, dest.stat().st_size, file_sha256(dest))
+
+
+def _remove_stale_temporaries(dest: Path) -> None:
+    """Delete temporaries of ``dest`` left by a writer that was killed (SIGKILL, power loss)."""
+    for stale in dest.parent.glob(f".{dest.name}.*"):
+        with contextlib.suppress(FileNotFoundError):
+            stale.unlink()
+            log.warning("removed %s, left by an interrupted write of %s", stale, dest)
 
 
 def _current_umask() -> int:
@@ -44,6 +79,7 @@ def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[
     """
     dest = Path(path)
     dest.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_temporaries(dest)
     fd, tmp = tempfile.mkstemp(
         dir=dest.parent,
         prefix=f".{dest.name}.",
@@ -70,7 +106,8 @@ def write_table(table: pa.Table, path: str | os.PathLike, schema: pa.Schema | No
         _check_columns(table.column_names, schema, path)
         table = table.select(schema.names).cast(schema)
     with atomic_path(path) as tmp:
-        pq.write_table(table, tmp, compression=PARQUET_COMPRESSION)
+        pq.write_table(table, tmp, **PARQUET_WRITE_OPTIONS)
+    _log_written(path, f": {table.num_rows} rows")
 
 
 def write_row_groups(
@@ -81,15 +118,18 @@ def write_row_groups(
     Readers can then stream the file group by group (``ParquetFile.iter_row_groups``) without
     holding it whole; each table is cast to ``schema`` (a misfit fails loudly).
     """
+    rows = 0
     with (
         atomic_path(path) as tmp,
-        pq.ParquetWriter(tmp, schema, compression=PARQUET_COMPRESSION) as writer,
+        pq.ParquetWriter(tmp, schema, **PARQUET_WRITE_OPTIONS) as writer,
     ):
         for table in tables:
             _check_columns(table.column_names, schema, path)
             writer.write_table(
                 table.select(schema.names).cast(schema), row_group_size=max(1, len(table))
             )
+            rows += len(table)
+    _log_written(path, f": {rows} rows")
 
 
 def _check_columns(names: list[str], schema: pa.Schema, path: str | os.PathLike) -> None:
@@ -114,9 +154,29 @@ def write_frame(
     write_table(table, path, schema)
 
 
+def read_table(
+    path: str | os.PathLike,
+    columns: list[str] | None = None,
+    filters: list | None = None,
+    schema: pa.Schema | None = None,
+) -> pa.Table:
+    """Read a parquet file with its page checksums verified (a corrupt page raises)."""
+    table = pq.read_table(
+        path, columns=columns, filters=filters, schema=schema, page_checksum_verification=True
+    )
+    log.info("read %s: %d rows", path, table.num_rows)
+    return table
+
+
+def open_parquet(path: str | os.PathLike) -> pq.ParquetFile:
+    """A ``ParquetFile`` for streaming row groups, with page checksums verified."""
+    log.info("read %s (streamed)", path)
+    return pq.ParquetFile(path, page_checksum_verification=True)
+
+
 def read_frame(path: str | os.PathLike, columns: list[str] | None = None) -> pd.DataFrame:
     """Read a parquet file into a DataFrame (image columns come back as object arrays)."""
-    return pq.read_table(path, columns=columns).to_pandas()
+    return read_table(path, columns=columns).to_pandas()
 
 
 def images_to_arrow(images: np.ndarray) -> pa.FixedSizeListArray:
@@ -148,6 +208,7 @@ def write_text(text: str, path: str | os.PathLike) -> None:
     """Write a text file (markdown tables, schedules) atomically."""
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
+    _log_written(path)
 
 
 def save_figure(fig: Figure, path: str | os.PathLike, dpi: int = 150) -> None:
@@ -164,6 +225,7 @@ def save_figure(fig: Figure, path: str | os.PathLike, dpi: int = 150) -> None:
         metadata = {"Date": None, "Creator": None}
     with atomic_path(path) as tmp:
         fig.savefig(tmp, dpi=dpi, bbox_inches="tight", metadata=metadata)
+    _log_written(path)
 
 
 def frame_to_markdown(frame: pd.DataFrame, floatfmt: str = ".4g") -> str:

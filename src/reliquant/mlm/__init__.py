@@ -2,42 +2,67 @@
 
 Modules
 -------
-matrices   class centroids, K-Means refinement, distance and likelihood matrices
+softmax    softmax table columns, schema and row builder shared by every module (eq. 1)
+centroids  class means, K-Means refinement, Table 1 and misclustered images (eqs. 3-4)
+matrices   nearest-distance and likelihood matrices per scope, mean/std over levels (eqs. 5-10)
+accuracy   accuracy per corruption and level, confusion matrix (Sections 4.1, 4.4)
+paper      the paper's numbers beside ours and its claims, thresholds from config ``mlm.paper``
 cnn        the CNN of Section 3.1 and its training (imports torch)
 inference  batched softmax on the GPU when present, else the CPU (imports torch)
 figures    the paper's Figures 1-7
 
-The torch-based names (``train_cnn``, ``load_model``, ``predict_softmax``) are imported on
-first use, so the matrix functions work on any classifier's softmax outputs without torch.
+The torch-based names (``build_cnn``, ``train_cnn``, ``load_model``, ``predict_softmax``,
+``score_image_file``) are imported on first use, so the matrix functions work on any
+classifier's softmax outputs without torch.
 """
 
 from importlib import import_module
 from typing import Any
 
-from reliquant.mlm.matrices import (
+from reliquant.mlm.accuracy import accuracy_by_group, accuracy_report, confusion_matrix
+from reliquant.mlm.centroids import (
+    centroid_shift,
+    centroid_tables,
     class_centroids,
     distances_to_centroids,
-    likelihood_matrix,
-    min_distance_matrix,
     refine_centroids,
 )
+from reliquant.mlm.matrices import (
+    likelihood_matrix,
+    matrices_long,
+    min_distance_matrix,
+)
+from reliquant.mlm.paper import mlm_claims, mlm_comparisons
+from reliquant.mlm.softmax import SOFTMAX_SCHEMA, softmax_frame
 
 _LAZY = {
     "build_cnn": "reliquant.mlm.cnn",
     "load_model": "reliquant.mlm.cnn",
     "train_cnn": "reliquant.mlm.cnn",
     "predict_softmax": "reliquant.mlm.inference",
+    "score_image_file": "reliquant.mlm.inference",
 }
 
 __all__ = [
+    "SOFTMAX_SCHEMA",
+    "accuracy_by_group",
+    "accuracy_report",
     "build_cnn",
+    "centroid_shift",
+    "centroid_tables",
     "class_centroids",
+    "confusion_matrix",
     "distances_to_centroids",
     "likelihood_matrix",
     "load_model",
+    "matrices_long",
     "min_distance_matrix",
+    "mlm_claims",
+    "mlm_comparisons",
     "predict_softmax",
     "refine_centroids",
+    "score_image_file",
+    "softmax_frame",
     "train_cnn",
 ]
 

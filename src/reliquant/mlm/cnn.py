@@ -35,7 +35,7 @@ from torch import nn
 from torch.nn import functional as F
 from tqdm.auto import tqdm
 
-from reliquant.core.io import atomic_path
+from reliquant.core.io import atomic_path, frame_to_markdown
 from reliquant.core.runlog import progress_enabled
 from reliquant.core.seeding import block_int_seed
 
@@ -290,3 +290,28 @@ def load_model(path: str | os.PathLike, device: torch.device | str | None = None
     except RuntimeError as exc:
         raise ValueError(f"{path} does not hold MnistCNN weights: {exc}") from exc
     return model.to(device if device is not None else "cpu").eval()
+
+
+def training_markdown(
+    log_frame: pd.DataFrame, n_images: int, epochs: int, paper: dict[str, float]
+) -> str:
+    """The training report: last-epoch train and test accuracy beside Section 4.1's
+    (``paper``: ``train_accuracy``, ``test_accuracy`` of config ``mlm.paper``), then every
+    epoch of the training log (:data:`TRAINING_LOG_SCHEMA`)."""
+    last = log_frame.iloc[-1]
+    summary = pd.DataFrame(
+        {
+            "quantity": [
+                "train accuracy (last epoch, running)",
+                "test accuracy (after last epoch)",
+            ],
+            "ours": [last["train_accuracy"], last["test_accuracy"]],
+            "paper (Section 4.1)": [paper["train_accuracy"], paper["test_accuracy"]],
+        }
+    )
+    return (
+        f"# CNN training ({n_images} images, {epochs} epochs)\n\n"
+        + frame_to_markdown(summary, floatfmt=".4f")
+        + "\n## Per epoch\n\n"
+        + frame_to_markdown(log_frame.astype({"epoch": str}), floatfmt=".4f")
+    )

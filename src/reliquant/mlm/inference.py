@@ -5,6 +5,12 @@
 log-softmax. It works on one batch at a time under ``torch.inference_mode`` so that memory
 stays bounded by the batch size, whatever ``n`` is. :func:`score_image_file` does the same for
 a parquet file of images (an MNIST split or a Perturbed MNIST partition), read chunk by chunk.
+
+Batch size and chunk size are speed settings only: every forward pass sees exactly
+``max(batch_size, MIN_FORWARD_ROWS)`` rows (a short batch is padded with blank images whose
+outputs are dropped), because the matrix kernels of the fully connected layers choose their
+code path by the number of rows (on the CPU, passes of fewer than about 5 rows round
+differently), and an image's scores must not depend on the batch it happens to land in.
 """
 
 from __future__ import annotations
@@ -15,18 +21,19 @@ from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
-import pyarrow.parquet as pq
 import torch
 from torch import nn
 
-from reliquant.core.io import arrow_to_images
+from reliquant.core.io import arrow_to_images, open_parquet
 from reliquant.mlm.cnn import IMAGE_SIDE, N_CLASSES, normalise_images
-from reliquant.mlm.matrices import softmax_frame
+from reliquant.mlm.softmax import softmax_frame
 
 log = logging.getLogger("reliquant.mlm.inference")
 
 #: Default inference batch size (fast on 2 CPU cores with channels-last; see bench/mlm.py).
 DEFAULT_BATCH_SIZE = 512
+#: Fewest rows of one forward pass: smaller batches are padded up to it (see the module doc).
+MIN_FORWARD_ROWS = 32
 
 
 def select_device(prefer: str | None = None) -> torch.device:
@@ -68,7 +75,9 @@ def predict_softmax(
     device) and returned as ``exp(log_softmax)`` (eq. 1). ``channels_last`` stores the
     activations NHWC, which is faster for this CNN on the CPU; the values do not depend on it
     beyond float rounding. The model is moved to ``device`` and that memory format in place
-    and left in eval mode.
+    and left in eval mode. Every forward pass has ``max(batch_size, MIN_FORWARD_ROWS)`` rows
+    (a short batch is padded with blank images, outputs dropped), so a row's scores do not
+    depend on ``batch_size`` or on where the batches are cut.
     """
     images = np.asarray(images_uint8)
     if images.dtype != np.uint8 or images.ndim != 3 or images.shape[1:] != (IMAGE_SIDE, IMAGE_SIDE):
@@ -86,10 +95,20 @@ def predict_softmax(
     out = np.empty((len(images), N_CLASSES), dtype=np.float32)
     with torch.inference_mode():
         for start in range(0, len(images), batch_size):
-            xb = normalise_images(images[start : start + batch_size]).to(device)
+            batch = images[start : start + batch_size]
+            xb = normalise_images(_pad_rows(batch, max(batch_size, MIN_FORWARD_ROWS)))
+            xb = xb.to(device)
             xb = xb.contiguous(memory_format=fmt)
-            out[start : start + len(xb)] = model(xb).exp().float().cpu().numpy()
+            out[start : start + len(batch)] = model(xb)[: len(batch)].exp().float().cpu().numpy()
     return out
+
+
+def _pad_rows(images: np.ndarray, rows: int) -> np.ndarray:
+    """``images`` followed by blank (zero) images up to ``rows`` rows."""
+    if len(images) >= rows:
+        return images
+    pad = np.zeros((rows - len(images), *images.shape[1:]), dtype=images.dtype)
+    return np.concatenate([images, pad])
 
 
 def score_image_file(
@@ -102,7 +121,7 @@ def score_image_file(
     limit: int | None = None,
     on_chunk: Callable[[int], object] | None = None,
 ) -> pd.DataFrame:
-    """Softmax rows (:data:`reliquant.mlm.matrices.SOFTMAX_SCHEMA`) for the images of a parquet file.
+    """Softmax rows (:data:`reliquant.mlm.softmax.SOFTMAX_SCHEMA`) for the images of a parquet file.
 
     The file is an MNIST split (columns ``index``, ``label``, ``image``; scored as corruption
     ``"none"``, level 0) or a Perturbed MNIST partition (``test_index``, ``label``, ``image``,
@@ -113,7 +132,7 @@ def score_image_file(
     """
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be >= 1; got {chunk_rows}")
-    source = pq.ParquetFile(path)
+    source = open_parquet(path)
     names = source.schema_arrow.names
     index_col = "test_index" if "test_index" in names else "index"
     perturbed = "corruption" in names and "level" in names

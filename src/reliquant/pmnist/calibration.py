@@ -11,7 +11,7 @@ severity parameter per level so that the accuracy ``acc_L`` on a calibration sub
 i.e. a straight line from the clean accuracy at level 1 to ``floor`` at level 10.
 
 The search assumes accuracy is non-increasing along the parameter from ``Search.mild`` to
-``Search.severe`` (see :data:`reliquant.pmnist.corruptions.REGISTRY`); it bisects that interval
+``Search.severe`` (see :data:`reliquant.pmnist.registry.REGISTRY`); it bisects that interval
 (integer bisection for integer parameters) with common random numbers (the same random
 fields for every candidate), and keeps the evaluated value whose accuracy is closest to the
 target. Levels are solved in order and each starts at the previous level's value.
@@ -26,16 +26,23 @@ from typing import Any
 
 import numpy as np
 
-from reliquant.pmnist import corruptions as C
+from reliquant.pmnist.corruptions import check_images, to_float, to_uint8
+from reliquant.pmnist.fields import draw_fields
+from reliquant.pmnist.registry import (
+    N_LEVELS,
+    Search,
+    apply_float,
+    get_spec,
+    level_params,
+    validate_schedule,
+)
 
 log = logging.getLogger("reliquant.pmnist.calibration")
 
 Predict = Callable[[np.ndarray], np.ndarray]
 
 
-def target_accuracies(
-    clean_accuracy: float, floor: float, n_levels: int = C.N_LEVELS
-) -> np.ndarray:
+def target_accuracies(clean_accuracy: float, floor: float, n_levels: int = N_LEVELS) -> np.ndarray:
     """``target_L = clean + (floor - clean) (L - 1) / (n_levels - 1)`` for L = 1..n_levels."""
     if not 0.0 <= floor <= 1.0:
         raise ValueError(f"pmnist.calibration.floor must be in [0, 1]; got {floor}")
@@ -120,32 +127,32 @@ def calibrate_corruption(
     targets: np.ndarray,
     seed: int,
     constants: Mapping[str, Any] | None = None,
-    search: C.Search | None = None,
+    search: Search | None = None,
     tol: float = 0.005,
     max_iter: int = 20,
 ) -> list[LevelResult]:
     """Severity of each level of ``name`` so that accuracy follows ``targets`` (eq. above).
 
-    ``constants``: the corruption's constant parameters (defaults from the registry);
+    ``constants``: the corruption's constant parameters (every one the registry lists);
     ``search``: which parameter to search over which interval (default: the registry's).
     Random fields are those of (seed, name, level, test_index), as in generation.
     """
-    spec = C.get_spec(name)
+    spec = get_spec(name)
     search = search or spec.search
-    images = C.check_images(images)
+    images = check_images(images)
     labels = np.asarray(labels)
-    x = C.to_float(images)
+    x = to_float(images)
     base = {k: v for k, v in (constants or {}).items() if k in spec.constants}
     results: list[LevelResult] = []
     start = float(search.mild)
     for level, target in enumerate(targets, start=1):
-        fields = C.draw_fields(name, seed, level, test_index)
+        fields = draw_fields(name, seed, level, test_index)
 
         def evaluate(v: float, fields=fields, level=level) -> float:
-            params = {**base, **{k: [val] * C.N_LEVELS for k, val in search.fixed.items()}}
-            params[search.param] = [int(v) if search.integer else float(v)] * C.N_LEVELS
-            p = C.level_params(name, params, level)
-            u8 = C.to_uint8(C.apply_float(name, x, p, fields))
+            params = {**base, **{k: [val] * N_LEVELS for k, val in search.fixed.items()}}
+            params[search.param] = [int(v) if search.integer else float(v)] * N_LEVELS
+            p = level_params(name, params, level)
+            u8 = to_uint8(apply_float(name, x, p, fields))
             return accuracy(predict, u8, labels)
 
         value, acc, n_eval = _search_level(
@@ -170,18 +177,18 @@ def schedule_section(
     name: str,
     results: list[LevelResult],
     constants: Mapping[str, Any] | None = None,
-    search: C.Search | None = None,
+    search: Search | None = None,
 ) -> dict[str, Any]:
     """A corruption's config section (lists of 10 + constants) from calibration results."""
-    spec = C.get_spec(name)
+    spec = get_spec(name)
     search = search or spec.search
     values = [int(r.value) if search.integer else float(r.value) for r in results]
     section: dict[str, Any] = {search.param: values}
     for k, v in search.fixed.items():
         section[k] = [v] * len(results)
-    for k, (_, default) in spec.constants.items():
-        section[k] = (constants or {}).get(k, default)
-    C.validate_schedule({name: section})
+    given = constants or {}
+    section.update({k: given[k] for k in spec.constants if k in given})
+    validate_schedule({name: section})
     return section
 
 
@@ -193,7 +200,7 @@ def calibrate(
     seed: int,
     floor: float,
     corruptions: Mapping[str, Mapping[str, Any]],
-    searches: Mapping[str, C.Search] | None = None,
+    searches: Mapping[str, Search] | None = None,
     tol: float = 0.005,
     max_iter: int = 20,
 ) -> dict[str, Any]:
@@ -203,7 +210,7 @@ def calibrate(
     "achieved": {name: [accuracy per level]}}``; ``corruptions`` is in the format of
     ``pmnist.corruptions`` and can be passed to the generator.
     """
-    clean = accuracy(predict, C.check_images(images), np.asarray(labels))
+    clean = accuracy(predict, check_images(images), np.asarray(labels))
     targets = target_accuracies(clean, floor)
     out: dict[str, Any] = {
         "clean_accuracy": clean,
@@ -214,7 +221,7 @@ def calibrate(
         "searched": {},
     }
     for name, section in corruptions.items():
-        spec = C.get_spec(name)
+        spec = get_spec(name)
         search = (searches or {}).get(name, spec.search)
         constants = {k: section[k] for k in spec.constants if k in section}
         res = calibrate_corruption(

@@ -9,22 +9,35 @@ as a parquet file with one row group per level, rows sorted by (level, test_inde
     image fixed_size_list<uint8>[784]
 
 :func:`generate_block` is deterministic given (seed, corruption, level, test indices,
-parameters) and independent of the chunk size (see :mod:`reliquant.pmnist.corruptions`).
-:func:`iter_partition_batches` streams a partition back in bounded memory.
+parameters) and independent of the chunk size (see :mod:`reliquant.pmnist.fields`).
+:func:`write_clean_partition` and :func:`write_corruption_partition` write the 13 files of the
+workflow; :func:`iter_partition_batches` streams a partition back in bounded memory.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from reliquant.core.io import arrow_to_images, image_type, images_to_arrow, write_row_groups
-from reliquant.pmnist import corruptions as C
+from reliquant.core.io import (
+    arrow_to_images,
+    image_type,
+    images_to_arrow,
+    open_parquet,
+    write_row_groups,
+)
+from reliquant.pmnist.corruptions import SIDE, check_images
+from reliquant.pmnist.fields import draw_fields
+from reliquant.pmnist.registry import N_LEVELS, corrupt, level_params, validate_schedule
+
+log = logging.getLogger("reliquant.pmnist.partitions")
 
 CLEAN = "clean"
 N_BINS = 16
@@ -35,7 +48,7 @@ PARTITION_SCHEMA = pa.schema(
         ("label", pa.uint8()),
         ("corruption", pa.string()),
         ("level", pa.uint8()),
-        ("image", image_type(C.SIDE)),
+        ("image", image_type(SIDE)),
     ]
 )
 
@@ -81,11 +94,11 @@ def generate_block(
     """Corrupt ``images`` (uint8 ``(n, 28, 28)``, test indices ``test_index``) at one level.
 
     ``params`` is the corruption's config section (lists of 10 values + constants); the
-    level's values are picked and validated by :func:`reliquant.pmnist.corruptions.level_params`.
+    level's values are picked and validated by :func:`reliquant.pmnist.registry.level_params`.
     Works chunk by chunk (``chunk_size`` images) to bound memory; the bytes do not depend
     on ``chunk_size``.
     """
-    images = C.check_images(images)
+    images = check_images(images)
     test_index = np.asarray(test_index)
     if test_index.shape != (images.shape[0],):
         raise ValueError(
@@ -93,12 +106,12 @@ def generate_block(
         )
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be >= 1; got {chunk_size}")
-    p = C.level_params(name, params, level)
+    p = level_params(name, params, level)
     out = np.empty_like(images)
     for start in range(0, images.shape[0], chunk_size):
         sl = slice(start, start + chunk_size)
-        fields = C.draw_fields(name, seed, level, test_index[sl])
-        out[sl] = C.corrupt(images[sl], name, p, fields)
+        fields = draw_fields(name, seed, level, test_index[sl])
+        out[sl] = corrupt(images[sl], name, p, fields)
     return out
 
 
@@ -151,13 +164,13 @@ def iter_partition_batches(
     """
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1; got {batch_size}")
-    pf = pq.ParquetFile(path)
+    pf = open_parquet(path)
     missing = [c for c in PARTITION_SCHEMA.names if c not in pf.schema_arrow.names]
     if missing:
         raise ValueError(f"{path} is not a Perturbed MNIST partition: missing columns {missing}")
     cols = ["image", "label", "test_index", "level"]
     for batch in pf.iter_batches(batch_size=batch_size, columns=cols):
-        images = arrow_to_images(batch.column("image"), side=C.SIDE)
+        images = arrow_to_images(batch.column("image"), side=SIDE)
         yield (
             images,
             batch.column("label").to_numpy(zero_copy_only=False).astype(np.uint8, copy=False),
@@ -185,7 +198,7 @@ def summarize_block(images: np.ndarray, corruption: str, level: int) -> dict[str
     ``mean_intensity`` is the mean uint8 value (0..255); bin ``b`` counts values in
     ``[16 b, 16 b + 16)``; ``frac_black``/``frac_white`` are the fractions of 0 and 255.
     """
-    images = C.check_images(images)
+    images = check_images(images)
     flat = images.reshape(-1)
     counts = np.bincount(flat, minlength=256).astype(np.float64)
     total = max(1.0, counts.sum())
@@ -211,6 +224,55 @@ def summary_table(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=SUMMARY_SCHEMA)
 
 
+def write_clean_partition(
+    path: str | os.PathLike, images: np.ndarray, labels: np.ndarray, test_index: np.ndarray
+) -> pa.Table:
+    """Write the uncorrupted images as level 0 (corruption ``"clean"``); return its summary.
+
+    The summary is one :func:`summarize_block` row in :data:`SUMMARY_SCHEMA`.
+    """
+    write_partition(path, [level_table(images, labels, test_index, CLEAN, 0)])
+    return summary_table([summarize_block(images, CLEAN, 0)])
+
+
+def write_corruption_partition(
+    path: str | os.PathLike,
+    images: np.ndarray,
+    labels: np.ndarray,
+    test_index: np.ndarray,
+    name: str,
+    params: Mapping[str, Any],
+    seed: int,
+    chunk_size: int = 2500,
+) -> pa.Table:
+    """Generate levels 1..10 of corruption ``name`` and write them as one partition.
+
+    ``params`` is the corruption's config section, validated for every level before anything
+    is written. Each level is :func:`generate_block` (``chunk_size`` bounds memory only) and
+    becomes one row group. Returns the 10 :func:`summarize_block` rows in
+    :data:`SUMMARY_SCHEMA`.
+    """
+    validate_schedule({name: params})
+    rows: list[dict[str, Any]] = []
+
+    def tables() -> Iterator[pa.Table]:
+        for level in range(1, N_LEVELS + 1):
+            t0 = time.perf_counter()
+            out = generate_block(images, test_index, name, level, params, seed, chunk_size)
+            rows.append(summarize_block(out, name, level))
+            log.info(
+                "%s level %d: %.2f s, mean intensity %.2f",
+                name,
+                level,
+                time.perf_counter() - t0,
+                rows[-1]["mean_intensity"],
+            )
+            yield level_table(out, labels, test_index, name, level)
+
+    write_partition(path, tables())
+    return summary_table(rows)
+
+
 def resolve_schedule(
     preset: str, paper: Mapping[str, Any], calibrated: Mapping[str, Any] | None
 ) -> Mapping[str, Any]:
@@ -224,112 +286,7 @@ def resolve_schedule(
     raise ValueError(f"pmnist.preset must be 'paper' or 'calibrated'; got {preset!r}")
 
 
-# --------------------------------------------------------------------------------------
-# figures (matplotlib imported lazily)
-# --------------------------------------------------------------------------------------
-
-
-def grid_examples(clean_path: str | os.PathLike, example: int = 0) -> dict[int, int]:
-    """``{class: test_index}``: the ``example``-th image of each class in the clean partition."""
-    labels, idx = [], []
-    for _, lab, ti, _ in iter_partition_batches(clean_path):
-        labels.append(lab)
-        idx.append(ti)
-    lab = np.concatenate(labels)
-    ti = np.concatenate(idx)
-    out = {}
-    for c in np.unique(lab):
-        members = ti[lab == c]
-        if example >= members.size:
-            raise ValueError(
-                f"pmnist.grid.example = {example} but class {c} has only {members.size} images"
-            )
-        out[int(c)] = int(members[example])
-    return out
-
-
-def plot_sample_grid(
-    cells: Mapping[tuple[str, int, int], np.ndarray],
-    corruptions: list[str],
-    test_index: int,
-    title: str = "",
-):
-    """Grid of one digit: rows = corruptions, columns = levels 0 (clean) .. 10 (Figure 6 style).
-
-    ``cells[(name, level, test_index)]`` holds the images (clean under ``("clean", 0, i)``).
-    """
-    import matplotlib.pyplot as plt
-
-    from reliquant.core.plotting import apply_style
-
-    apply_style()
-    n_rows, n_cols = len(corruptions), C.N_LEVELS + 1
-    fig, axes = plt.subplots(n_rows, n_cols, figsize=(n_cols * 0.75, n_rows * 0.8), squeeze=False)
-    clean = cells[(CLEAN, 0, test_index)]
-    for r, name in enumerate(corruptions):
-        for level in range(n_cols):
-            ax = axes[r, level]
-            img = clean if level == 0 else cells[(name, level, test_index)]
-            ax.imshow(img, cmap="gray", vmin=0, vmax=255, interpolation="nearest")
-            ax.set_xticks([])
-            ax.set_yticks([])
-            ax.grid(False)
-            for side in ax.spines.values():
-                side.set_visible(False)
-            if r == 0:
-                ax.set_title(str(level), fontsize=8)
-            if level == 0:
-                ax.set_ylabel(
-                    name.replace("_", " "), rotation=0, ha="right", va="center", fontsize=8
-                )
-    if title:
-        fig.suptitle(f"{title}; columns: level 0 (clean) to 10", fontsize=9)
-    fig.subplots_adjust(wspace=0.05, hspace=0.05)
-    return fig
-
-
-def plot_mean_intensity(frame):
-    """Mean pixel intensity (0..255) against level, one line per corruption; level 0 = clean."""
-    import matplotlib.pyplot as plt
-
-    from reliquant.core.plotting import PALETTE, apply_style
-
-    apply_style()
-    clean = frame.loc[frame["corruption"] == CLEAN, "mean_intensity"]
-    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10, 4))
-    names = [c for c in frame["corruption"].unique() if c != CLEAN]
-    styles = ["-", "--", ":"]
-    for i, name in enumerate(names):
-        sub = frame[frame["corruption"] == name].sort_values("level")
-        lv = [0, *sub["level"].tolist()]
-        mi = [float(clean.iloc[0]) if len(clean) else np.nan, *sub["mean_intensity"].tolist()]
-        kw = {
-            "color": PALETTE[i % len(PALETTE)],
-            "ls": styles[i // len(PALETTE)],
-            "marker": "o",
-            "ms": 3,
-        }
-        ax.plot(lv, mi, label=name.replace("_", " "), **kw)
-        fw = [
-            float(frame.loc[frame["corruption"] == CLEAN, "frac_white"].iloc[0])
-            if len(clean)
-            else np.nan,
-            *sub["frac_white"].tolist(),
-        ]
-        ax2.plot(lv, fw, **kw)
-    ax.set_xlabel("level (0 = clean)")
-    ax.set_ylabel("mean pixel value (0-255)")
-    ax.set_xticks(range(C.N_LEVELS + 1))
-    ax2.set_xlabel("level (0 = clean)")
-    ax2.set_ylabel("fraction of white (255) pixels")
-    ax2.set_xticks(range(C.N_LEVELS + 1))
-    ax.legend(ncol=2, loc="best")
-    fig.suptitle("Perturbed MNIST: what each level does to the pixels")
-    fig.tight_layout()
-    return fig
-
-
-def summary_markdown_frame(frame):
+def summary_markdown_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """Mean intensity per corruption (rows) and level (columns L0..L10; L0 = the clean set)."""
     clean = frame.loc[frame["corruption"] == CLEAN, "mean_intensity"]
     rest = frame[frame["corruption"] != CLEAN]

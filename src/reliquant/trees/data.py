@@ -4,21 +4,23 @@
   (Sections 5.2 and 5.3: "We resized the images from 28 x 28 to 5 x 5 pixels, normalised
   them, flattened them into a vector").
 * Pima Indians Diabetes filtered as in Section 5.4 of paper 002 (724 subjects, 7 features).
-* The noise specifications: the Pima signal-to-noise scaling (Figure 4 of 002) and the Iris
-  mixed-distortion specification (Figure 5 of 001).
+* The noise specifications: the Pima signal-to-noise scaling with the training data's
+  correlations (:func:`pima_noise`, Figure 4 of 002) and the Iris mixed distortions with
+  random correlations (:func:`iris_noise`, Figure 5 of 001).
 
 Everything here is numpy/pandas in, numpy/pandas out; no file I/O.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
+from reliquant.core.datasets import IRIS_FEATURES
 from reliquant.trees import norta
 
 #: Pima columns that may not be zero (a zero encodes a missing measurement), paper 002 §5.4.
@@ -38,8 +40,6 @@ PIMA_FEATURES: tuple[str, ...] = (
 PIMA_TARGET = "Outcome"
 #: Number of subjects left after filtering (paper 002 §5.4: "7 input features and 724 subjects").
 PIMA_ROWS = 724
-
-IRIS_FEATURES: tuple[str, ...] = ("sepal_length", "sepal_width", "petal_length", "petal_width")
 
 RESIZE_METHODS = ("area", "adaptive")
 
@@ -300,3 +300,34 @@ def iris_marginals(spec: Sequence[dict]) -> list[MarginalSpec]:
         MarginalSpec(s["family"], float(s["scale"]), s.get("shape"), bool(s.get("centred", False)))
         for s in spec
     ]
+
+
+def pima_noise(
+    x_train: np.ndarray,
+    *,
+    families: Mapping[str, str],
+    snr: float,
+    snr_kind: str,
+    centred: bool,
+) -> tuple[list[MarginalSpec], np.ndarray]:
+    """The NORTA noise of Figure 4 of 002: per-feature marginals of :func:`pima_marginals`
+    (``families``: feature -> normal/exponential, in :data:`PIMA_FEATURES` order) and the
+    normal correlation ``2 sin(pi rho / 6)`` of the training set's Spearman ``rho``
+    (:func:`reliquant.trees.norta.spearman_to_normal_corr`)."""
+    specs = pima_marginals(x_train, [families[f] for f in PIMA_FEATURES], snr, snr_kind, centred)
+    return specs, norta.spearman_to_normal_corr(spearman_matrix(x_train))
+
+
+def iris_noise(
+    *,
+    marginals: Sequence[dict],
+    centred: bool,
+    corr_low: float,
+    corr_high: float,
+    rng: np.random.Generator,
+) -> tuple[list[MarginalSpec], np.ndarray]:
+    """The mixed NORTA noise of Figure 5 of 001: one config marginal per Iris feature
+    (:func:`iris_marginals`, each ``centred`` or not) and a :func:`random_correlation` with
+    off-diagonal entries uniform on ``[corr_low, corr_high]`` drawn from ``rng``."""
+    specs = iris_marginals([{**m, "centred": centred} for m in marginals])
+    return specs, random_correlation(len(IRIS_FEATURES), corr_low, corr_high, rng)

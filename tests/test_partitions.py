@@ -1,15 +1,22 @@
-"""Perturbed MNIST blocks: determinism, batch-size independence, partitions and summaries."""
+"""Perturbed MNIST blocks: determinism, chunk-size independence, partitions and summaries."""
 
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-from reliquant.pmnist import corruptions as C
+from reliquant.core.config import config_section
 from reliquant.pmnist import partitions as P
+from reliquant.pmnist.registry import CORRUPTIONS, N_LEVELS, CorruptionConfigError
+
+REPO = Path(__file__).resolve().parents[1]
+#: The paper preset, from its one home (config.yaml).
+PAPER = config_section("pmnist", REPO / "config.yaml")["corruptions"]
 
 
 def synthetic_digits(n: int, seed: int) -> np.ndarray:
@@ -28,9 +35,9 @@ TEST_INDEX = np.arange(100, 140)
 RANDOM = ("fog", "frost", "gaussian_noise", "impulse_noise", "shot_noise", "snow")
 
 
-@pytest.mark.parametrize("name", C.CORRUPTIONS)
+@pytest.mark.parametrize("name", CORRUPTIONS)
 def test_block_is_seeded_and_chunk_independent(name: str) -> None:
-    params = C.PAPER_SCHEDULE[name]
+    params = PAPER[name]
     a = P.generate_block(IMAGES, TEST_INDEX, name, 4, params, seed=7, chunk_size=40)
     for chunk in (1, 3, 17):
         b = P.generate_block(IMAGES, TEST_INDEX, name, 4, params, seed=7, chunk_size=chunk)
@@ -43,7 +50,7 @@ def test_block_is_seeded_and_chunk_independent(name: str) -> None:
 
 
 def test_noise_depends_on_test_index_not_position() -> None:
-    params = C.PAPER_SCHEDULE["gaussian_noise"]
+    params = PAPER["gaussian_noise"]
     same = np.repeat(IMAGES[:1], 2, axis=0)
     out = P.generate_block(same, np.array([5, 6]), "gaussian_noise", 1, params, seed=1)
     assert not np.array_equal(out[0], out[1])
@@ -62,7 +69,7 @@ def test_select_subset_first_k_per_class() -> None:
 def _write(path, seed=7):
     tables = []
     for level in (1, 2, 3):
-        imgs = P.generate_block(IMAGES, TEST_INDEX, "snow", level, C.PAPER_SCHEDULE["snow"], seed)
+        imgs = P.generate_block(IMAGES, TEST_INDEX, "snow", level, PAPER["snow"], seed)
         tables.append(P.level_table(imgs, LABELS, TEST_INDEX, "snow", level))
     P.write_partition(path, tables)
 
@@ -85,7 +92,7 @@ def test_partition_round_trip_and_byte_identical(tmp_path) -> None:
     np.testing.assert_array_equal(levels, np.repeat([1, 2, 3], 40))
     np.testing.assert_array_equal(idx, np.tile(TEST_INDEX, 3))
     np.testing.assert_array_equal(np.concatenate([x[1] for x in batches]), np.tile(LABELS, 3))
-    want = P.generate_block(IMAGES, TEST_INDEX, "snow", 2, C.PAPER_SCHEDULE["snow"], 7)
+    want = P.generate_block(IMAGES, TEST_INDEX, "snow", 2, PAPER["snow"], 7)
     np.testing.assert_array_equal(images[40:80], want)
     got = P.read_images(a, [103])
     np.testing.assert_array_equal(got[(2, 103)], want[3])
@@ -113,10 +120,53 @@ def test_summary_matches_numpy_histogram() -> None:
 
 def test_bad_images_and_preset() -> None:
     with pytest.raises(ValueError, match="uint8 array of shape"):
-        P.generate_block(IMAGES.astype(np.int16), TEST_INDEX, "fog", 1, C.PAPER_SCHEDULE["fog"], 1)
+        P.generate_block(IMAGES.astype(np.int16), TEST_INDEX, "fog", 1, PAPER["fog"], 1)
     with pytest.raises(ValueError, match="test_index must have shape"):
-        P.generate_block(IMAGES, TEST_INDEX[:3], "fog", 1, C.PAPER_SCHEDULE["fog"], 1)
+        P.generate_block(IMAGES, TEST_INDEX[:3], "fog", 1, PAPER["fog"], 1)
     with pytest.raises(ValueError, match="preset must be"):
         P.resolve_schedule("trial_and_error", {}, None)
     with pytest.raises(ValueError, match="no calibrated schedule"):
         P.resolve_schedule("calibrated", {}, None)
+
+
+def test_partition_writers_match_blocks_and_summaries(tmp_path) -> None:
+    """The workflow's writers: level tables of generate_block, one summary row per level."""
+    path = tmp_path / "fog.parquet"
+    stats = P.write_corruption_partition(
+        path, IMAGES, LABELS, TEST_INDEX, "fog", PAPER["fog"], seed=7, chunk_size=9
+    )
+    assert stats.schema.equals(P.SUMMARY_SCHEMA)
+    assert stats.column("level").to_pylist() == list(range(1, N_LEVELS + 1))
+    pf = pq.ParquetFile(path)
+    assert pf.num_row_groups == N_LEVELS
+    for level in (1, 6, 10):
+        want = P.generate_block(IMAGES, TEST_INDEX, "fog", level, PAPER["fog"], 7)
+        assert pf.read_row_group(level - 1).equals(
+            P.level_table(want, LABELS, TEST_INDEX, "fog", level)
+        )
+        assert stats.slice(level - 1, 1).to_pylist()[0] == P.summarize_block(want, "fog", level)
+    clean = tmp_path / "clean.parquet"
+    clean_stats = P.write_clean_partition(clean, IMAGES, LABELS, TEST_INDEX)
+    assert pq.read_table(clean).equals(P.level_table(IMAGES, LABELS, TEST_INDEX, "clean", 0))
+    assert clean_stats.to_pylist() == [P.summarize_block(IMAGES, "clean", 0)]
+
+
+def test_corruption_partition_checks_every_level_before_writing(tmp_path) -> None:
+    bad = dict(PAPER["fog"], f=[*PAPER["fog"]["f"][:9], 2.0])  # level 10 out of bounds
+    with pytest.raises(CorruptionConfigError, match=r"fog\.f = 2\.0 is outside"):
+        P.write_corruption_partition(
+            tmp_path / "x.parquet", IMAGES, LABELS, TEST_INDEX, "fog", bad, seed=7
+        )
+    assert not (tmp_path / "x.parquet").exists()
+
+
+def test_summary_markdown_frame_puts_clean_in_level_zero() -> None:
+    rows = [P.summarize_block(IMAGES, "clean", 0)]
+    for level in (1, 2):
+        out = P.generate_block(IMAGES, TEST_INDEX, "brightness", level, PAPER["brightness"], 1)
+        rows.append(P.summarize_block(out, "brightness", level))
+    wide = P.summary_markdown_frame(P.summary_table(rows).to_pandas())
+    assert list(wide.columns) == ["corruption", "L0", "L1", "L2"]
+    expected = [rows[0]["mean_intensity"], rows[1]["mean_intensity"], rows[2]["mean_intensity"]]
+    np.testing.assert_allclose(wide.iloc[0][["L0", "L1", "L2"]].astype(float), expected)
+    assert isinstance(wide, pd.DataFrame) and wide["corruption"].tolist() == ["brightness"]

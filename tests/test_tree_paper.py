@@ -1,0 +1,134 @@
+"""The papers' numbers beside ours: rows and claims from hand-made tables, thresholds taken
+from the ``trees.paper`` config key (a tighter threshold makes a claim fail)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from reliquant.core.config import config_section
+from reliquant.core.paper import CLAIM_SCHEMA, COMPARISON_SCHEMA, read_notes
+from reliquant.trees.paper import paper_comparison, ratio_lines, runtime_ratios
+
+REPO = Path(__file__).resolve().parents[1]
+PAPER = config_section("trees", REPO / "config.yaml")["paper"]
+
+
+def _tables() -> dict[str, pd.DataFrame]:
+    """Tiny stand-ins of the six inputs of rule trees_paper."""
+    return {
+        "table1": pd.DataFrame(
+            {
+                "robustness_all": [0.5, 0.9],
+                "robustness_pruned": [0.5, 0.89],
+                "abs_diff": [0.0, 0.01],
+            }
+        ),
+        "table2": pd.DataFrame(
+            {"robustness_all": [0.7, np.nan], "robustness_pruned": [0.695, 0.6]}
+        ),
+        "runtimes": pd.DataFrame(
+            {
+                "sample": [1, 2],
+                "all_boxes": [4.0, 4.0],
+                "pruned_boxes": [0.1, 0.1],
+                "engine": [0.01, 0.01],
+                "monte_carlo": [0.5, 0.5],
+            }
+        ),
+        "table3": pd.DataFrame({"variance": [1e-4, 1e-4, 0.1], "r2": [0.99999, 0.999995, 0.99]}),
+        "pima": pd.DataFrame({"robustness": [0.3, 1.0, 0.995], "correct": [True, False, True]}),
+        "iris_mixed": pd.DataFrame({"lower": [1.0, 1.0 - 1e-5, 0.999, 0.5]}),
+    }
+
+
+def _run(paper: dict | None = None, **changes):
+    return paper_comparison(
+        **{**_tables(), **changes}, paper=PAPER if paper is None else paper, iris_tol=1e-4
+    )
+
+
+def test_comparison_rows_hold_our_numbers_and_the_papers():
+    result = _run()
+    comp = result.comparison.set_index("quantity")
+    assert list(result.comparison.columns) == COMPARISON_SCHEMA.names
+    assert list(result.claims.columns) == CLAIM_SCHEMA.names
+    assert set(comp["unit"]) <= {""}  # no wall-clock numbers in the parquet rows
+    r2 = 1 - 0.01**2 / (2 * 0.2**2)  # R^2 of (0.5, 0.9) vs (0.5, 0.89)
+    assert comp.loc["Table 1: R^2 all vs 99 % boxes", "ours"] == pytest.approx(r2)
+    assert comp.loc["Table 1: R^2 all vs 99 % boxes", "paper_value"] == PAPER["table1_r2"]
+    assert comp.loc["Figure 4: subjects above 0.99", "ours"] == 2
+    assert comp.loc["Figure 4: Pima test accuracy", "ours"] == pytest.approx(2 / 3)
+    assert comp.loc["Figure 4: Pima test accuracy", "difference"] == pytest.approx(2 / 3 - 0.75)
+    assert comp.loc["Table 3: min R^2 exact vs MC (variance 0.0001)", "ours"] == 0.99999
+    assert comp.loc["Table 3: min R^2 over the variance sweep", "ours"] == 0.99
+    assert comp.loc["Figure 5: samples with robustness 1", "ours"] == 2
+    assert result.claims["holds"].all()
+    assert "the 99 % boxes are much faster than all boxes (Table 2)" in result.summary
+
+
+def test_runtime_ratios_are_computed_once_for_summary_and_notes():
+    t = _tables()
+    ratios = {r.quantity: r for r in runtime_ratios(t["runtimes"], PAPER)}
+    all_pruned = ratios["Table 2: all boxes / 99 % boxes (median ratio)"]
+    assert all_pruned.ours == pytest.approx(40.0)
+    paper_ratio = PAPER["table2_all_boxes_median_s"] / PAPER["table2_pruned_median_s"]
+    assert all_pruned.paper_value == pytest.approx(paper_ratio)
+    mc_engine = ratios["Table 2: Monte Carlo (10^6 draws) / exact engine (median ratio)"]
+    assert mc_engine.ours == pytest.approx(50.0) and np.isnan(mc_engine.paper_value)
+    result = _run()
+    notes = read_notes(result.notes)["002"]
+    assert notes[1:] == ratio_lines(list(ratios.values()))
+    assert "| all boxes / 99 % boxes | 55x | 40x |" in notes
+    for r in ratios.values():  # the same rows in summary.md
+        assert r.quantity in result.summary
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "claim"),
+    [
+        ("claim_pruning_max_abs_diff", 0.001, "the 99 % boxes change robustness by at most"),
+        ("claim_mc_r2_above", 0.999999, "R^2 between exact and Monte Carlo exceeds"),
+        ("claim_several_min", 3, "bounded noise gives several test samples"),
+    ],
+)
+def test_a_tighter_config_threshold_makes_the_claim_fail(key, value, claim):
+    def holds(result) -> bool:
+        (row,) = result.claims[result.claims["claim"].str.startswith(claim)].itertuples()
+        return bool(row.holds)
+
+    assert holds(_run())
+    tight = _run({**PAPER, key: value})
+    assert not holds(tight)
+    assert tight.claims["holds"].sum() == 2  # the other claims are untouched
+
+
+def test_claim_wording_follows_the_thresholds():
+    result = _run({**PAPER, "claim_pruning_max_abs_diff": 0.02, "claim_mc_r2_above": 0.999})
+    claims = list(result.claims["claim"])
+    assert "the 99 % boxes change robustness by at most 2 percentage points" in claims
+    assert "R^2 between exact and Monte Carlo exceeds 0.999 in every Table 3 setting" in claims
+
+
+def test_pruning_claim_reads_table2_where_its_grid_ran():
+    # Table 2's enumerated sample differs by 0.005: within 0.01, not within 0.004
+    tables = _tables()
+    tables["table1"]["abs_diff"] = [0.0, 0.001]
+    ok = _run({**PAPER, "claim_pruning_max_abs_diff": 0.006}, table1=tables["table1"])
+    bad = _run({**PAPER, "claim_pruning_max_abs_diff": 0.004}, table1=tables["table1"])
+    assert ok.claims["holds"].iloc[0] and not bad.claims["holds"].iloc[0]
+    assert "Table 2 0.005" in bad.claims["evidence"].iloc[0]
+
+
+def test_pima_threshold_comes_from_config():
+    comp = _run({**PAPER, "pima_threshold": 0.2}).comparison.set_index("quantity")
+    assert comp.loc["Figure 4: subjects above 0.2", "ours"] == 3
+
+
+def test_missing_paper_number_names_the_config_key():
+    paper = {k: v for k, v in PAPER.items() if k != "claim_mc_r2_above"}
+    with pytest.raises(KeyError, match=r"trees\.paper\.claim_mc_r2_above"):
+        _run(paper)
