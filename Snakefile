@@ -1,15 +1,24 @@
 # reliquant: reproduce three papers on per-prediction reliability.
 # This file is a table of contents; rules live in workflow/rules/, one file per topic.
 
-from snakemake.utils import min_version, validate
+from pathlib import Path
+
+from snakemake.utils import min_version
+
+from reliquant.core.config import read_config_file, validate_config
 
 min_version("8.20")
+
+# A YAML error in config.yaml is reported with its file and line before Snakemake reads it; the
+# merged configuration (config.yaml and every --configfile) is checked against the schema, one
+# line per problem naming the key. Cross-key constraints are checked by each topic's rule file.
+read_config_file(Path(workflow.basedir) / "config.yaml")
 
 
 configfile: "config.yaml"
 
 
-validate(config, "workflow/schemas/config.schema.yaml")
+validate_config(config, Path(workflow.basedir) / "workflow/schemas/config.schema.yaml")
 
 
 report: "workflow/report/workflow.rst"

@@ -109,8 +109,29 @@ def test_bad_config_fails_before_any_job_naming_the_key(tmp_path, dotted, value)
     proc = snakemake(REPO, "-n", "--configfile", _bad_config(tmp_path, dotted, value), check=False)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
-    assert "Error validating config file" in out
+    assert "invalid configuration" in out
     assert expected in out
+    assert "Job stats" not in out
+    assert "properties:" not in out, "the error printed the schema instead of one line"
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"grid": {"n_train": [5]}, "fit": {"cv_folds": 10}}, "nbc.fit.cv_folds = 10"),
+        ({"design": {"class_probs": [0.5, 0.5, 0.2]}}, "sums to 1.2"),
+        ({"design": {"favoured": [[0, 0, 0, 0]]}}, "nbc.design.favoured has 1 rows"),
+        ({"grid": {"gamma": [0.2, 0.2000001]}}, "name the same cell file"),
+    ],
+)
+def test_inconsistent_keys_fail_before_any_job(tmp_path, changes, message):
+    """Constraints between keys are checked when the workflow loads, naming the keys."""
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text(yaml.safe_dump({"nbc": changes}))
+    proc = snakemake(REPO, "-n", "--configfile", str(overlay), check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert message in out, out[-2000:]
     assert "Job stats" not in out
 
 

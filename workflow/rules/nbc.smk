@@ -2,6 +2,11 @@
 # distributions -> one job per (N_train, gamma) cell (metrics) -> curves per cell ->
 # AUC table + claims check, Figure 1 (means) and Figure 2 (standard deviations).
 
+from reliquant.nbc.settings import check_settings
+
+# Constraints between keys (class probabilities, the favoured table, folds, file names).
+check_settings(config["nbc"])
+
 NBC_CODE = code_digest("nbc")
 nbc_report = topic_report("NBC robustness (paper 000)")
 
@@ -135,6 +140,7 @@ rule nbc_paper:
         notes="results/nbc/paper_notes.md",
     params:
         code=NBC_CODE,
+        paper=config["nbc"]["paper"],
     log:
         "logs/nbc/paper.log",
     conda:

@@ -2,7 +2,10 @@
 
 Snakemake merges ``config.yaml`` with every ``--configfile`` given after it; :func:`load_config`
 does the same (a recursive merge of mappings, later files win), so a benchmark run standalone
-sees the same numbers as one run by its rule.
+sees the same numbers as one run by its rule. :func:`read_config_file` names the file and line
+of a YAML error; :func:`validate_config` checks a configuration against the workflow's JSON
+schema and reports each problem in one line naming the key (the workflow calls both before any
+job is planned).
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from jsonschema import Draft202012Validator
+from referencing import Registry, Resource
 
 
 def merge(base: Mapping[str, Any], overlay: Mapping[str, Any]) -> dict[str, Any]:
@@ -32,14 +37,75 @@ def load_config(
     """The configuration of ``path`` merged with each file of ``overlays`` in turn."""
     config: dict[str, Any] = {}
     for file in (path, *overlays):
-        text = Path(file).read_text(encoding="utf-8")
-        data = yaml.safe_load(text)
-        if data is None:
-            data = {}
-        if not isinstance(data, Mapping):
-            raise ValueError(f"{file}: the top level must be a mapping of sections, got {data!r}")
-        config = merge(config, data)
+        config = merge(config, read_config_file(file))
     return config
+
+
+class ConfigError(ValueError):
+    """A configuration file or value the workflow cannot run with; the message names it."""
+
+
+def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
+    """The mapping in one YAML config file; a ConfigError names the file (and line) when the
+    file is missing, empty, not valid YAML, or not a mapping of sections."""
+    file = Path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(f"config file {file}: cannot be read ({err})") from err
+    try:
+        data = yaml.safe_load(text)
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "somewhere"
+        raise ConfigError(f"config file {file}: YAML error at {where}: {err.problem}") from err
+    except yaml.YAMLError as err:
+        raise ConfigError(f"config file {file}: not valid YAML ({err})") from err
+    if data is None:
+        raise ConfigError(f"config file {file} is empty: it must map section names to settings")
+    if not isinstance(data, Mapping):
+        raise ConfigError(
+            f"config file {file}: the top level must be a mapping of sections, "
+            f"got {type(data).__name__}"
+        )
+    return dict(data)
+
+
+def _schema_registry(schema_dir: Path) -> Registry:
+    """Every ``*.schema.yaml`` of ``schema_dir`` by file name, for ``$ref: <name>``."""
+    resources = [
+        (p.name, Resource.from_contents(yaml.safe_load(p.read_text(encoding="utf-8"))))
+        for p in sorted(schema_dir.glob("*.schema.yaml"))
+    ]
+    return Registry().with_resources(resources)
+
+
+def _describe(error) -> str:
+    """One line for one schema violation, naming the dotted key path."""
+    key = ".".join(str(k) for k in error.absolute_path) or "(top level)"
+    if error.validator == "additionalProperties":
+        allowed = sorted(error.schema.get("properties", {}))
+        unknown = sorted(set(error.instance) - set(allowed))
+        where = "at the top level" if key == "(top level)" else f"in {key}"
+        return f"unknown key {', '.join(map(repr, unknown))} {where}; allowed: {', '.join(allowed)}"
+    if error.validator == "required":
+        return f"{key}: {error.message}"
+    return f"{key} = {error.instance!r}: {error.message}"
+
+
+def validate_config(config: Mapping[str, Any], schema: str | os.PathLike) -> None:
+    """Check ``config`` against the JSON schema file ``schema`` (``$ref`` to sibling schema
+    files resolved); raise a :class:`ConfigError` with one line per problem (at most ten), each
+    naming the key, instead of the schema itself."""
+    path = Path(schema)
+    registry = _schema_registry(path.parent)
+    root = registry[path.name].contents
+    validator = Draft202012Validator(root, registry=registry)
+    errors = sorted(validator.iter_errors(config), key=lambda e: [str(k) for k in e.path])
+    if errors:
+        lines = [_describe(e) for e in errors[:10]]
+        more = f"\n(and {len(errors) - 10} more)" if len(errors) > 10 else ""
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines) + more)
 
 
 def config_section(
