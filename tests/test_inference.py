@@ -158,3 +158,26 @@ def test_file_scores_do_not_depend_on_chunk_rows_or_batch_size(model, images, tm
             model, path, chunk_rows=chunk_rows, batch_size=batch_size, device="cpu"
         )
         pd.testing.assert_frame_equal(got, ref, check_exact=True, obj=f"{chunk_rows}/{batch_size}")
+
+
+def test_a_replaced_partition_is_caught_by_its_corruption(model, images, tmp_path):
+    """zoom_blur images copied over brightness.parquet (or an MNIST split in a partition's
+    place) stop the scoring with the file named, instead of being scored as brightness."""
+    import pyarrow.parquet as pq
+
+    from reliquant.core.datasets import mnist_table
+    from reliquant.pmnist import partitions as perturbed_mnist
+
+    x, labels, order = images[:20], np.arange(20, dtype=np.uint8) % 10, np.arange(20)
+    part = tmp_path / "brightness.parquet"
+    perturbed_mnist.write_partition(
+        part, [perturbed_mnist.level_table(x, labels, order, "zoom_blur", lv) for lv in (1, 2)]
+    )
+    ok = inference.score_image_file(model, part, chunk_rows=8, corruption="zoom_blur")
+    assert len(ok) == 40
+    with pytest.raises(ValueError, match=r"brightness\.parquet: rows from 0 on hold .*'zoom_blur'"):
+        inference.score_image_file(model, part, chunk_rows=8, corruption="brightness")
+    split = tmp_path / "split.parquet"
+    pq.write_table(mnist_table(x, labels), split)
+    with pytest.raises(ValueError, match=r"split\.parquet: expected a Perturbed MNIST partition"):
+        inference.score_image_file(model, split, corruption="fog")

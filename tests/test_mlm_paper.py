@@ -32,6 +32,7 @@ PAPER = {
     "brightness_level10_accuracy": 0.5,
     "centroid_shift": [1e-14] * 5 + [1e-4] * 2 + [1e-14] * 3,
     "moved_class_shift": 1e-8,
+    "few_moved_classes_max": 3,
     "linear_min_r2": 0.95,
 }
 LOG = pd.DataFrame({"epoch": [1, 2], "train_accuracy": [0.9, 0.981], "test_accuracy": [0.9, 0.975]})
@@ -82,12 +83,23 @@ def test_mlm_claims_linearity_and_moved_classes():
     linear, regimes, which = mlm_claims(per_level, shift, paper)
     assert linear.holds and "R^2 = 1.000" in linear.evidence
     assert regimes.holds and which.holds
-    assert regimes.evidence == "moved by more than 1e-8: classes [5, 6]"
+    assert regimes.evidence == "moved by more than 1e-8: 2 classes [5, 6]"
+    assert regimes.rule == "holds if 1 to 3 of 10 class means move by more than 1e-8"
     assert which.claim == "the classes whose means move are [5, 6]"
     curved = per_level.assign(accuracy=0.98 - 0.9 * (levels / 10) ** 6)
     assert not mlm_claims(curved, shift, paper)[0].holds
     moved_58 = [1e-14] * 5 + [1e-4] + [1e-14] * 2 + [1e-4] + [1e-14]
     assert not mlm_claims(per_level, shift, {**paper, "centroid_shift": moved_58})[2].holds
+
+
+@pytest.mark.parametrize("n_moved", [0, 4, 6, 9])
+def test_few_moved_classes_fails_with_none_or_many(n_moved):
+    """The default run once moved 6 of 10 class means and the smoke run 9: neither is "a few"."""
+    levels = np.arange(1, 11)
+    per_level = pd.DataFrame({"level": levels, "accuracy": 0.98 - 0.05 * levels})
+    shift = _table1([1e-4] * n_moved + [1e-14] * (10 - n_moved))
+    assert not mlm_claims(per_level, shift, PAPER)[1].holds
+    assert mlm_claims(per_level, _table1([1e-4] * 3 + [1e-14] * 7), PAPER)[1].holds
 
 
 def test_claims_fail_under_the_config_thresholds():
@@ -112,7 +124,8 @@ def test_claims_fail_under_the_config_thresholds():
     moved_too = np.array(paper["centroid_shift"])
     moved_too[0] = 2 * cut
     linear, regimes, which = mlm_claims(per_level, _table1(moved_too), paper)
-    assert regimes.holds and not which.holds and which.evidence == "ours: [0, 5, 6, 8]"
+    # four moved classes: more than "a few" (few_moved_classes_max = 3), and not the paper's
+    assert not regimes.holds and not which.holds and which.evidence == "ours: [0, 5, 6, 8]"
     moved_too[0] = cut / 2  # below the cut: in place
     assert mlm_claims(per_level, _table1(moved_too), paper)[2].holds
 

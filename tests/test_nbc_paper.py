@@ -88,7 +88,7 @@ def test_claim_fails_under_the_config_thresholds() -> None:
             }
         )
         cells = claims_check(per_set, paper)
-        first, second = nbc_claims(cells)
+        first, second = nbc_claims(cells, paper)
         assert first.holds is holds
         assert second.holds  # the easy cell ties
         verdict = cells.set_index("n_train").loc[n_hard, "verdict"]
@@ -105,13 +105,14 @@ def _cells(verdicts):
 
 def test_nbc_claims_follow_the_cell_verdicts(tmp_path):
     all_better = _cells({(100, 0.0): "tie", (25, 0.0): "better", (100, 0.4): "better"})
-    first, second = nbc_claims(all_better)
+    first, second = nbc_claims(all_better, PAPER)
     assert first.holds and second.holds
     one_tie = _cells({(100, 0.0): "worse", (25, 0.0): "better", (100, 0.4): "tie"})
-    first, second = nbc_claims(one_tie)
+    first, second = nbc_claims(one_tie, PAPER)
     assert not first.holds and "not in N=100, γ=0.4" in first.evidence
+    assert "N_train < 100 or gamma > 0 " in first.rule and "2 standard errors" in first.rule
     assert not second.holds
-    comparisons, claims, notes = paper_tables(one_tie)
+    comparisons, claims, notes = paper_tables(one_tie, PAPER)
     assert comparisons.empty and list(claims["holds"]) == [False, False]
     assert set(claims["paper"]) == {"000"} and notes.strip() == ""
     write_frame(claims, tmp_path / "claims.parquet", CLAIM_SCHEMA)

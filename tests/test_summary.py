@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import math
 
-from reliquant.core.paper import Claim, Comparison, claim_frame, comparison_frame, render_summary
+from reliquant.core.paper import (
+    Claim,
+    Comparison,
+    claim_frame,
+    comparison_frame,
+    format_pair,
+    render_summary,
+)
 
 
 def test_difference_is_ours_minus_paper_and_nan_is_kept():
@@ -24,14 +31,14 @@ def test_render_groups_by_paper_and_marks_claims():
     )
     claims = claim_frame(
         [
-            Claim("nbc", "robustness beats uncertainty", True, "7 of 9 cells"),
-            Claim("trees", "pruning error below 1 point", False, "max 2 points"),
+            Claim("nbc", "robustness beats uncertainty", True, "7 of 9 cells", "holds if >= 5"),
+            Claim("trees", "pruning error below 1 point", False, "max 2 points", "holds if <= 1"),
         ]
     )
     text = render_summary(comparisons, claims, {"nbc": "NBC", "trees": "Trees"})
     nbc_part, trees_part = text.split("## NBC")[1].split("## Trees")
     assert "| AUC | 0.9 | 0.91 | 0.01 |" in nbc_part
-    assert "**holds**: robustness beats uncertainty (7 of 9 cells)" in nbc_part
+    assert "**holds**: robustness beats uncertainty (7 of 9 cells; holds if >= 5)" in nbc_part
     assert "R^2" in trees_part and "**does not hold**" in trees_part
     assert "R^2" not in nbc_part
 
@@ -52,3 +59,17 @@ def test_pipes_in_cells_are_escaped():
     )
     row = next(line for line in text.splitlines() if line.startswith("| max"))
     assert row.count("|") - row.count("\\|") == 7
+
+
+def test_different_numbers_never_print_alike():
+    text = render_summary(
+        comparison_frame(
+            [Comparison("p", "R^2", 0.9999, 0.999896), Comparison("p", "acc", 0.98, 0.98)]
+        ),
+        claim_frame([]),
+        {"p": "P"},
+    )
+    assert "| R^2 | 0.9999 | 0.999896 |" in text
+    assert "| acc | 0.98 | 0.98 |" in text
+    assert format_pair(1.0, 1.0 + 1e-12) == ("1", "1")  # beyond 10 digits: as equal as printed
+    assert format_pair(2.5e-5, 2.50001e-5) == ("2.5e-05", "2.50001e-05")

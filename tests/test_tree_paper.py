@@ -11,7 +11,7 @@ import pytest
 
 from reliquant.core.config import config_section
 from reliquant.core.paper import CLAIM_SCHEMA, COMPARISON_SCHEMA, read_notes
-from reliquant.trees.paper import paper_comparison, ratio_lines, runtime_ratios
+from reliquant.trees.paper import NOT_RUN, paper_comparison, ratio_lines, runtime_ratios
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER = config_section("trees", REPO / "config.yaml")["paper"]
@@ -45,9 +45,12 @@ def _tables() -> dict[str, pd.DataFrame]:
     }
 
 
-def _run(paper: dict | None = None, **changes):
+def _run(paper: dict | None = None, mc_draws: int = 10**6, **changes):
     return paper_comparison(
-        **{**_tables(), **changes}, paper=PAPER if paper is None else paper, iris_tol=1e-4
+        **{**_tables(), **changes},
+        paper=PAPER if paper is None else paper,
+        iris_tol=1e-4,
+        mc_draws=mc_draws,
     )
 
 
@@ -72,7 +75,7 @@ def test_comparison_rows_hold_our_numbers_and_the_papers():
 
 def test_runtime_ratios_are_computed_once_for_summary_and_notes():
     t = _tables()
-    ratios = {r.quantity: r for r in runtime_ratios(t["runtimes"], PAPER)}
+    ratios = {r.quantity: r for r in runtime_ratios(t["runtimes"], PAPER, 10**6)}
     all_pruned = ratios["Table 2: all boxes / 99 % boxes (median ratio)"]
     assert all_pruned.ours == pytest.approx(40.0)
     paper_ratio = PAPER["table2_all_boxes_median_s"] / PAPER["table2_pruned_median_s"]
@@ -132,3 +135,17 @@ def test_missing_paper_number_names_the_config_key():
     paper = {k: v for k, v in PAPER.items() if k != "claim_mc_r2_above"}
     with pytest.raises(KeyError, match=r"trees\.paper\.claim_mc_r2_above"):
         _run(paper)
+
+
+def test_labels_follow_the_draws_in_force_and_skipped_methods_say_not_run():
+    t = _tables()
+    runtimes = t["runtimes"].assign(all_boxes=np.nan)  # the grid skipped (smoke: box limit)
+    result = _run(runtimes=runtimes, mc_draws=10_000)
+    assert "Monte Carlo (10^4 draws)" in result.summary
+    assert "10^6" not in result.summary
+    assert "nan" not in result.summary.lower()
+    notes = read_notes(result.notes)["002"]
+    assert "| all boxes / 99 % boxes | 55x | not run |" in notes
+    ratios = runtime_ratios(runtimes, PAPER, 12_345)
+    assert ratios[2].quantity == "Table 2: Monte Carlo (12,345 draws) / exact engine (median ratio)"
+    assert ratios[0].note == NOT_RUN and ratios[2].note == ""

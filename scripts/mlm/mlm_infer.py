@@ -33,6 +33,7 @@ with tqdm(total=total, unit="img", disable=not progress_enabled()) as bar:
         channels_last=snakemake.params.channels_last,
         limit=limit,
         on_chunk=bar.update,
+        corruption=snakemake.params.corruption,
     )
 write_frame(frame, snakemake.output[0], SOFTMAX_SCHEMA)
 acc = float(np.mean(frame["label"].to_numpy() == frame["prediction"].to_numpy()))

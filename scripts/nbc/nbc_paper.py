@@ -6,7 +6,9 @@ from reliquant.core.runlog import setup_logging
 from reliquant.nbc.paper import paper_tables
 
 log = setup_logging(snakemake.log[0], "nbc")
-comparisons, claims, notes = paper_tables(read_frame(snakemake.input.claims))
+comparisons, claims, notes = paper_tables(
+    read_frame(snakemake.input.claims), snakemake.params.paper
+)
 write_frame(comparisons, snakemake.output.comparison, COMPARISON_SCHEMA)
 write_frame(claims, snakemake.output.claims, CLAIM_SCHEMA)
 write_text(notes, snakemake.output.notes)

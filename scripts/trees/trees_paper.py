@@ -19,6 +19,7 @@ result = paper_comparison(
     iris_mixed=read_frame(inp.iris_mixed),
     paper=snakemake.params.paper,
     iris_tol=snakemake.params.iris_tol,
+    mc_draws=snakemake.params.mc_draws,
 )
 # the parquet tables hold only run-independent numbers; runtimes go to the markdown only
 write_frame(result.comparison, snakemake.output.comparison, COMPARISON_SCHEMA)

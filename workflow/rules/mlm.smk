@@ -87,6 +87,8 @@ rule mlm_infer:
         ),
         # changes the float rounding of the convolutions (batch and chunk sizes do not)
         channels_last=config["mlm"]["infer"]["channels_last"],
+        # a perturbed partition must hold its own corruption (checked row by row)
+        corruption=lambda wc: None if wc.partition in MLM_SOURCES else wc.partition,
     log:
         "logs/mlm/infer_{partition}.log",
     benchmark:

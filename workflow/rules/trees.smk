@@ -229,6 +229,7 @@ rule trees_paper:
         code=TREES_CODE,
         paper=TREES["paper"],
         iris_tol=TREES["iris_mixed"]["engine_tol"],
+        mc_draws=TREES["table2"]["mc_draws"],
     log:
         "logs/trees/paper.log",
     conda:

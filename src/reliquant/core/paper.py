@@ -51,6 +51,7 @@ CLAIM_SCHEMA = pa.schema(
         ("claim", pa.string()),
         ("holds", pa.bool_()),
         ("evidence", pa.string()),
+        ("rule", pa.string()),
     ]
 )
 
@@ -69,12 +70,15 @@ class Comparison:
 
 @dataclass(frozen=True)
 class Claim:
-    """One claim of a paper and whether our run supports it."""
+    """One claim of a paper and whether our run supports it: ``rule`` says when it holds, with
+    the thresholds in force (from the topic's ``paper`` config), e.g. "holds if 1 to 3 of 10
+    class means move by more than 1e-08"."""
 
     paper: str
     claim: str
     holds: bool
     evidence: str
+    rule: str
 
 
 def comparison_frame(rows: Iterable[Comparison]) -> pd.DataFrame:
@@ -96,12 +100,22 @@ def claim_frame(rows: Iterable[Claim]) -> pd.DataFrame:
     )
 
 
-def _fmt(value: float) -> str:
+def _fmt(value: float, digits: int = 4) -> str:
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return "–"
     if value != 0 and (abs(value) >= 1e4 or abs(value) < 1e-3):
-        return f"{value:.3g}"
-    return f"{value:.4g}"
+        return f"{value:.{max(digits - 1, 3)}g}"
+    return f"{value:.{digits}g}"
+
+
+def format_pair(paper_value: float, ours: float) -> tuple[str, str]:
+    """The paper's number and ours with enough significant digits (4 to 10) that two different
+    numbers never print alike: 0.999896 beside 0.9999 prints as 0.999896, not 0.9999."""
+    for digits in range(4, 11):
+        a, b = _fmt(paper_value, digits), _fmt(ours, digits)
+        if a != b or paper_value == ours:
+            return a, b
+    return a, b
 
 
 def render_summary(
@@ -128,7 +142,7 @@ def render_summary(
             lines.append("| quantity | paper | ours | difference | unit | note |")
             lines.append("|---|---:|---:|---:|---|---|")
             for row in table.itertuples(index=False):
-                cells = [row.quantity, _fmt(row.paper_value), _fmt(row.ours)]
+                cells = [row.quantity, *format_pair(row.paper_value, row.ours)]
                 cells += [_fmt(row.difference), row.unit, row.note]
                 lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
         if extra and key in extra:
@@ -138,7 +152,7 @@ def render_summary(
             lines += ["", "Claims:", ""]
             for row in paper_claims.itertuples(index=False):
                 mark = "holds" if row.holds else "does not hold"
-                lines.append(f"- **{mark}**: {row.claim} ({row.evidence})")
+                lines.append(f"- **{mark}**: {row.claim} ({row.evidence}; {row.rule})")
     return "\n".join(lines) + "\n"
 
 

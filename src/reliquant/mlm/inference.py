@@ -21,6 +21,8 @@ from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 import torch
 from torch import nn
 
@@ -111,6 +113,17 @@ def _pad_rows(images: np.ndarray, rows: int) -> np.ndarray:
     return np.concatenate([images, pad])
 
 
+def _check_corruption(column: pa.Array, expected: str, path, first_row: int) -> None:
+    """Raise a ValueError naming ``path`` when a row's corruption is not ``expected``."""
+    names = pc.unique(column).to_pylist()
+    if names != [expected]:
+        wrong = [n for n in names if n != expected]
+        raise ValueError(
+            f"{path}: rows from {first_row} on hold corruption {wrong[0]!r}, expected "
+            f"{expected!r}: the partition was replaced or mislabelled; regenerate it"
+        )
+
+
 def score_image_file(
     model: nn.Module,
     path: str | os.PathLike,
@@ -120,6 +133,7 @@ def score_image_file(
     channels_last: bool = True,
     limit: int | None = None,
     on_chunk: Callable[[int], object] | None = None,
+    corruption: str | None = None,
 ) -> pd.DataFrame:
     """Softmax rows (:data:`reliquant.mlm.softmax.SOFTMAX_SCHEMA`) for the images of a parquet file.
 
@@ -128,7 +142,10 @@ def score_image_file(
     ``corruption``, ``level``). It is read ``chunk_rows`` rows at a time and each chunk is
     scored by :func:`predict_softmax`, so memory stays bounded whatever the file's size.
     ``limit`` scores only the first rows; ``on_chunk(n)`` is called after each chunk of
-    ``n`` images (a progress bar's ``update``).
+    ``n`` images (a progress bar's ``update``). ``corruption``: the corruption the file must
+    hold (a partition's own name); a file whose rows name another corruption, or an MNIST split
+    in its place, raises a ValueError naming the file, so a replaced or mislabelled partition
+    cannot pass for the one the rule asked for.
     """
     if chunk_rows < 1:
         raise ValueError(f"chunk_rows must be >= 1; got {chunk_rows}")
@@ -139,6 +156,11 @@ def score_image_file(
     missing = [c for c in (index_col, "label", "image") if c not in names]
     if missing:
         raise ValueError(f"{path}: not an MNIST image table, missing columns {missing}")
+    if corruption is not None and not perturbed:
+        raise ValueError(
+            f"{path}: expected a Perturbed MNIST partition of corruption {corruption!r}, "
+            "found a table without corruption and level columns"
+        )
     columns = [index_col, "label", "image"] + (["corruption", "level"] if perturbed else [])
     total = source.metadata.num_rows if limit is None else min(limit, source.metadata.num_rows)
     frames, done = [], 0
@@ -146,6 +168,8 @@ def score_image_file(
         if done >= total:
             break
         batch = batch.slice(0, total - done)
+        if corruption is not None:
+            _check_corruption(batch.column("corruption"), corruption, path, done)
         probs = predict_softmax(
             model, arrow_to_images(batch.column("image")), batch_size, device, channels_last
         )

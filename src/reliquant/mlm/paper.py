@@ -119,11 +119,13 @@ def mlm_claims(
 
     "Roughly linearly": the least-squares line of the mean accuracy per level (every row of
     ``per_level`` averaged per level) has a negative slope and ``R^2 >= linear_min_r2``. A
-    class mean "moves" when its shift exceeds ``moved_class_shift``. Both thresholds come
-    from ``paper`` (config ``mlm.paper``).
+    class mean "moves" when its shift exceeds ``moved_class_shift``; "a few" means 1 to
+    ``few_moved_classes_max`` classes. The thresholds come from ``paper`` (config
+    ``mlm.paper``) and each claim states its rule with them.
     """
     min_r2 = float(_paper(paper, "linear_min_r2"))
     cut = float(_paper(paper, "moved_class_shift"))
+    few = int(_paper(paper, "few_moved_classes_max"))
     mean = per_level.groupby("level")["accuracy"].mean()
     x, y = mean.index.to_numpy(dtype=float), mean.to_numpy(dtype=float)
     slope, intercept = np.polyfit(x, y, 1)
@@ -135,19 +137,23 @@ def mlm_claims(
             "004",
             "mean accuracy over corruptions decreases roughly linearly with the level",
             bool(slope < 0 and r2 >= min_r2),
-            f"least-squares line: slope {slope:.4f} per level, R^2 = {r2:.3f}",
+            f"least-squares line: slope {slope:.4f} per level, R^2 = {r2:.6f}",
+            f"holds if the slope is negative and R^2 >= {min_r2:g}",
         ),
         Claim(
             "004",
             "K-Means leaves most class means in place (~1e-14) and moves a few by ~1e-4",
-            0 < len(moved) < len(centroid_shift),
-            f"moved by more than {_short(cut)}: classes {moved}",
+            0 < len(moved) <= few,
+            f"moved by more than {_short(cut)}: {len(moved)} classes {moved}",
+            f"holds if 1 to {few} of {len(centroid_shift)} class means move by more than "
+            f"{_short(cut)}",
         ),
         Claim(
             "004",
             f"the classes whose means move are {paper_moved}",
             moved == paper_moved,
             f"ours: {moved}",
+            f"holds if the classes moved by more than {_short(cut)} are exactly the paper's",
         ),
     ]
 

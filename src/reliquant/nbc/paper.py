@@ -209,12 +209,16 @@ def _cell(row) -> str:
     return f"N={int(row.n_train)}, γ={row.gamma:g}"
 
 
-def nbc_claims(cells: pd.DataFrame) -> list[Claim]:
-    """Paper 000's two claims from the per-cell check (:func:`claims_check`).
+def nbc_claims(cells: pd.DataFrame, paper: Mapping[str, Any]) -> list[Claim]:
+    """Paper 000's two claims from the per-cell check (:func:`claims_check`), each with its
+    rule in the thresholds of ``paper`` (config ``nbc.paper``).
 
     Robustness metrics are *better* than uncertainty metrics where training data are few or
     shifted (every hard cell ``better``) and *no worse* otherwise (no easy cell ``worse``).
     """
+    limits = ClaimThresholds.from_config(paper)
+    hard_cell = f"N_train < {limits.hard_n_train_below:g} or gamma > {limits.hard_gamma_above:g}"
+    significant = f"by more than {limits.z:g} standard errors of the paired AUC difference"
     hard, easy = cells[cells["hard"]], cells[~cells["hard"]]
     not_better = [_cell(r) for r in hard.itertuples() if r.verdict != "better"]
     worse_easy = [_cell(r) for r in easy.itertuples() if r.verdict == "worse"]
@@ -226,18 +230,24 @@ def nbc_claims(cells: pd.DataFrame) -> list[Claim]:
             len(hard) > 0 and not not_better,
             f"best robustness AUC significantly higher in {len(hard) - len(not_better)} of "
             f"{len(hard)} such cells" + (f"; not in {', '.join(not_better)}" if not_better else ""),
+            f"holds if in every cell with {hard_cell} the best robustness AUC exceeds the best "
+            f"uncertainty AUC {significant}",
         ),
         Claim(
             "000",
             "and no worse otherwise",
             not worse_easy,
             f"{len(easy) - len(worse_easy)} of {len(easy)} remaining cells not worse",
+            f"holds if in no other cell the best robustness AUC falls below the best "
+            f"uncertainty AUC {significant}",
         ),
     ]
 
 
-def paper_tables(cells: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame, str]:
+def paper_tables(
+    cells: pd.DataFrame, paper: Mapping[str, Any]
+) -> tuple[pd.DataFrame, pd.DataFrame, str]:
     """Rule ``nbc_paper``: the comparison rows (paper 000 states no number our synthetic run
     reproduces: none), the claims of :func:`nbc_claims` and the summary notes (none), as
     frames of :data:`reliquant.core.paper.COMPARISON_SCHEMA` / ``CLAIM_SCHEMA`` and markdown."""
-    return comparison_frame([]), claim_frame(nbc_claims(cells)), notes_markdown({})
+    return comparison_frame([]), claim_frame(nbc_claims(cells, paper)), notes_markdown({})
