@@ -30,10 +30,18 @@ def test_library_example_runs_and_prints_what_it_promises():
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         exec(compile(example, "README.md", "exec"), {})
-    printed = out.getvalue()
-    promised = re.search(r"print\(result.lower, result.upper\)\s+# ([\d.]+) ([\d.]+)", example)
+    printed = out.getvalue().splitlines()
+    promised = re.search(
+        r"print\(result.lower, result.upper, result.exact\)\s+# ([\d.]+) ([\d.]+) True", example
+    )
     assert promised, "the example's comment no longer states the bounds"
-    lower, upper = (float(v) for v in printed.splitlines()[2].split())
-    assert abs(lower - float(promised.group(1))) < 1e-9
-    assert abs(upper - float(promised.group(2))) < 1e-9
-    assert "MonteCarloResult" in printed
+    # the NBC table: a header and three rows with eps_glob <= 1/2 and eps_loc in [0, 1/2]
+    assert printed[0].split() == ["prediction", "eps_glob", "eps_loc"]
+    for line in printed[1:4]:
+        _, pred, glob, loc = line.split()
+        assert pred in {"yes", "no"} and 0 <= float(glob) <= 0.5 and 0 <= float(loc) <= 0.5
+    lower, upper, exact = printed[4].split()
+    assert abs(float(lower) - float(promised.group(1))) < 1e-9
+    assert abs(float(upper) - float(promised.group(2))) < 1e-9
+    assert exact == "True"
+    assert abs(float(printed[5]) - float(lower)) < 1e-12  # the engine alone agrees

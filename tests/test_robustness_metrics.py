@@ -299,3 +299,45 @@ def test_newton_lower_bound_never_overshoots(seed: int, m: int, spread: float, i
     assert np.all(low <= truth + 4e-15 * (1 + truth))
     full = _newton_lower_bound(p, target, max_iter=200, tol=1e-16)
     np.testing.assert_allclose(full, truth, atol=1e-12, rtol=0)
+
+
+# ------------------------------------------------------------------------- edge cases
+def test_a_single_valued_feature_is_not_perturbed():
+    """A feature with one possible value has factor 1 under any contamination: eps_loc equals
+    that of the model without the column (0.0806 / 0.2019), not 0.0647 / 0.1682."""
+    X = np.array([[0, 0], [0, 0], [1, 0], [1, 0], [0, 0]])
+    y = np.array([0, 0, 1, 1, 1])
+    with_col = fit_nbc(X, y, 2, [2, 1], 1.0)
+    without = fit_nbc(X[:, :1], y, 2, [2], 1.0)
+    inst = np.array([[0, 0], [1, 0]])
+    ours = eps_loc(log_factors(with_col, inst))
+    ref = eps_loc(log_factors(without, inst[:, :1]))
+    np.testing.assert_allclose(ours, ref, atol=1e-12)
+    np.testing.assert_allclose(ours, [0.0806, 0.2019], atol=5e-5)
+    scalar = [
+        eps_loc_scalar(without.log_prior, [[without.log_cond[0][c, v]] for c in range(2)])
+        for v in (0, 1)
+    ]
+    np.testing.assert_allclose(ours, scalar, atol=1e-11)
+    np.testing.assert_allclose(log_factors(with_col, inst).sum(2), log_joint(with_col, inst))
+
+
+@pytest.mark.parametrize("c_hat", [[5, 0], [-1, 0], [0.0, 1.0]])
+def test_c_hat_out_of_range_raises(c_hat):
+    lj = np.log(np.array([[0.3, 0.2], [0.1, 0.4]]))
+    with pytest.raises(ValueError, match="c_hat"):
+        eps_glob(lj, np.array(c_hat))
+    with pytest.raises(ValueError, match="c_hat"):
+        eps_loc(np.stack([lj, lj], axis=2) / 2, np.array(c_hat))
+
+
+@pytest.mark.parametrize(("n_classes", "n_values"), [(0, [2]), (2, [0]), (2, [3, 0])])
+def test_empty_classes_or_values_raise(n_classes, n_values):
+    with pytest.raises(ValueError, match="n_classes|n_values"):
+        fit_nbc(np.zeros((2, len(n_values)), int), np.zeros(2, int), n_classes, n_values, 1.0)
+
+
+def test_eps_glob_refuses_rows_that_are_not_a_joint():
+    with pytest.raises(ValueError, match=r"row 1 sums to p = 1.5 > 1"):
+        eps_glob(np.log(np.array([[0.3, 0.2], [0.9, 0.6]])))
+    eps_glob(np.log(np.array([[0.5, 0.5]])))  # a posterior sums to 1: allowed

@@ -11,6 +11,8 @@ experiment          one (N_train, gamma) cell of Section 7.5: CV, fit, the seven
 curves              accuracy-acceptance curves per training set and their areas (Section 7.4)
 figures             Figures 1 and 2 (mean and standard deviation of the curves)
 paper               the per-cell claims check under config thresholds, the paper's claims
+settings            constraints between keys of the nbc config section
+scoring             a user's own model (ours or sklearn's CategoricalNB) and table, scored
 """
 
 from reliquant.nbc.acceptance import accuracy_acceptance_curve, area_under_curve
@@ -21,10 +23,13 @@ from reliquant.nbc.experiment import METRICS, evaluate_training_set, run_cell
 from reliquant.nbc.figures import plot_curve_grid
 from reliquant.nbc.paper import auc_report, claims_check, nbc_claims
 from reliquant.nbc.robustness_metrics import eps_glob, eps_loc
+from reliquant.nbc.scoring import CategoryEncoder, FittedTable, fit_table, from_sklearn, robustness
 from reliquant.nbc.uncertainty import ensemble_uncertainty, u_entropy, u_max_prob
 
 __all__ = [
     "METRICS",
+    "CategoryEncoder",
+    "FittedTable",
     "NBCModel",
     "accuracy_acceptance_curve",
     "area_under_curve",
@@ -38,6 +43,8 @@ __all__ = [
     "eps_loc",
     "evaluate_training_set",
     "fit_nbc",
+    "fit_table",
+    "from_sklearn",
     "log_factors",
     "log_joint",
     "make_distributions",
@@ -48,6 +55,7 @@ __all__ = [
     "predict",
     "run_cell",
     "sample_joint",
+    "robustness",
     "u_entropy",
     "u_max_prob",
 ]

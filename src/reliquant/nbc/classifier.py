@@ -74,19 +74,42 @@ class NBCModel:
         return tuple(int(t.shape[1]) for t in self.log_cond)
 
 
+def _integer_codes(a: np.ndarray, what: str) -> np.ndarray:
+    """``a`` as int64 codes; integer-valued floats are accepted, NaN and fractions raise."""
+    if a.size == 0 or np.issubdtype(a.dtype, np.integer):
+        return a.astype(np.int64, copy=False)
+    if np.issubdtype(a.dtype, np.floating):
+        missing = np.isnan(a)
+        if missing.any():
+            where = tuple(int(k) for k in np.argwhere(missing)[0])
+            raise ValueError(f"{what} hold a missing value (NaN) at index {where}")
+        frac = a != np.round(a)
+        if frac.any():
+            where = tuple(int(k) for k in np.argwhere(frac)[0])
+            raise ValueError(
+                f"{what} must be integer codes; got {float(a[where])!r} at index {where}"
+            )
+        return a.astype(np.int64)
+    raise ValueError(f"{what} must be integer codes; got dtype {a.dtype}")
+
+
 def check_data(
     X: np.ndarray, y: np.ndarray | None, n_classes: int, n_values: Sequence[int]
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Validate integer-coded features ``X`` (n, N) and labels ``y`` (n,); return int64 copies."""
+    if int(n_classes) < 1:
+        raise ValueError(f"n_classes must be >= 1; got {n_classes}")
+    bad_values = [(i, v) for i, v in enumerate(n_values) if int(v) < 1]
+    if bad_values:
+        i, v = bad_values[0]
+        raise ValueError(f"n_values[{i}] = {v}: every feature needs at least one value")
     X = np.asarray(X)
     if X.ndim != 2 or X.shape[1] != len(n_values):
         raise ValueError(
             f"features must have shape (n, {len(n_values)}) for n_values={list(n_values)}; "
             f"got {X.shape}"
         )
-    if X.size and not np.issubdtype(X.dtype, np.integer):
-        raise ValueError(f"features must be integer codes; got dtype {X.dtype}")
-    X = X.astype(np.int64, copy=False)
+    X = _integer_codes(X, "features")
     for i, v in enumerate(n_values):
         col = X[:, i]
         if col.size and (col.min() < 0 or col.max() >= v):
@@ -97,9 +120,7 @@ def check_data(
     y = np.asarray(y)
     if y.shape != (X.shape[0],):
         raise ValueError(f"labels must have shape ({X.shape[0]},); got {y.shape}")
-    if y.size and not np.issubdtype(y.dtype, np.integer):
-        raise ValueError(f"labels must be integer codes; got dtype {y.dtype}")
-    y = y.astype(np.int64, copy=False)
+    y = _integer_codes(y, "labels")
     if y.size and (y.min() < 0 or y.max() >= n_classes):
         raise ValueError(
             f"labels take values 0..{n_classes - 1}; got {y[(y < 0) | (y >= n_classes)][0]}"
@@ -165,18 +186,23 @@ def fit_nbc(
 
 
 def log_factors(model: NBCModel, X: np.ndarray) -> np.ndarray:
-    """The NBC factors of eq. 17 in log space, shape (n, K, N + 1).
+    """The perturbable NBC factors of eq. 17 in log space, shape (n, K, 1 + N'), where N' is
+    the number of features with more than one value.
 
-    ``out[j, c, 0] = log p(c)`` and ``out[j, c, i + 1] = log p(x_ji | c)``; their sum over the
-    last axis is ``log p(c, x_j)``. This is the input of
+    ``out[j, c, 0] = log p(c)`` and then ``log p(x_ji | c)`` for every feature i with
+    ``|F_i| > 1``, in feature order; their sum over the last axis is ``log p(c, x_j)``. A
+    feature with one possible value has ``p(f_i | c) = 1`` under any contamination (its local
+    credal set holds one distribution), so it is left out: passing it would let eps_loc
+    perturb a factor the definition keeps at 1. This is the input of
     :func:`reliquant.nbc.robustness_metrics.eps_loc`.
     """
     X, _ = check_data(X, None, model.n_classes, model.n_values)
     n, k = X.shape[0], model.n_classes
-    out = np.empty((n, k, len(model.log_cond) + 1))
+    free = [i for i, t in enumerate(model.log_cond) if t.shape[1] > 1]
+    out = np.empty((n, k, len(free) + 1))
     out[:, :, 0] = model.log_prior
-    for i, t in enumerate(model.log_cond):
-        out[:, :, i + 1] = t[:, X[:, i]].T
+    for slot, i in enumerate(free, start=1):
+        out[:, :, slot] = model.log_cond[i][:, X[:, i]].T
     return out
 
 
@@ -260,13 +286,14 @@ def cv_alpha(
     n_values: Sequence[int],
     alphas: Sequence[float],
     n_folds: int,
-    rng: np.random.Generator,
+    rng: int | np.random.Generator,
 ) -> tuple[float, np.ndarray]:
     """Alpha with the highest ``n_folds``-fold CV accuracy (paper 000, Sections 6.1 and 7.3).
 
-    Ties between alphas go to the first one in the grid's order. Returns the chosen alpha and
-    the CV accuracy of every alpha.
+    Ties between alphas go to the first one in the grid's order. ``rng``: an int seed or a
+    numpy Generator (the folds' random split). Returns the chosen alpha and the CV accuracy of
+    every alpha.
     """
-    folds = fold_ids(len(y), n_folds, rng)
+    folds = fold_ids(len(y), n_folds, np.random.default_rng(rng))
     acc = cv_accuracies(X, y, n_classes, n_values, alphas, folds)
     return float(np.asarray(alphas, dtype=np.float64)[int(np.argmax(acc))]), acc

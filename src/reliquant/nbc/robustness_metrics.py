@@ -24,6 +24,15 @@ def _check_log_joint(log_joint: np.ndarray) -> np.ndarray:
         raise ValueError(f"log joint must have shape (n, K) with K >= 2 classes; got {lj.shape}")
     if np.any(np.isnan(lj)) or np.any(lj > 1e-12):
         raise ValueError("log joint must hold log-probabilities (<= 0, no NaN)")
+    with np.errstate(divide="ignore"):
+        row_mass = np.logaddexp.reduce(lj, axis=1)
+    if np.any(row_mass > 1e-9):
+        i = int(np.argmax(row_mass))
+        raise ValueError(
+            f"log joint row {i} sums to p = {np.exp(row_mass[i]):.6g} > 1 over the classes: "
+            "not a joint log p(c, f) (pass log p(c, f), e.g. reliquant.nbc.log_joint, not "
+            "unnormalised scores)"
+        )
     return lj
 
 
@@ -34,6 +43,12 @@ def _resolve_c_hat(lj: np.ndarray, c_hat: np.ndarray | None) -> np.ndarray:
     c_hat = np.asarray(c_hat)
     if c_hat.shape != (lj.shape[0],):
         raise ValueError(f"c_hat must have shape ({lj.shape[0]},); got {c_hat.shape}")
+    if c_hat.size and not np.issubdtype(c_hat.dtype, np.integer):
+        raise ValueError(f"c_hat must hold integer class indices; got dtype {c_hat.dtype}")
+    k = lj.shape[1]
+    out = (c_hat < 0) | (c_hat >= k)
+    if np.any(out):
+        raise ValueError(f"c_hat holds class {int(c_hat[out][0])}; classes are 0..{k - 1}")
     return c_hat
 
 
