@@ -24,6 +24,7 @@ REPO = Path(__file__).resolve().parents[1]
 PAPER = {
     "train_accuracy": 0.98,
     "test_accuracy": 0.97,
+    "accuracies_swapped": False,
     "level1_mean_accuracy": 0.8,
     "level10_mean_accuracy": 0.4,
     "perturbed_max_accuracy": 0.9,
@@ -67,6 +68,17 @@ def test_accuracy_comparisons_level_means_and_brightness():
     kept = mlm_comparisons(rows, table1)
     assert len(kept) == 8 + 10 and all(not np.isnan(r.paper_value) for r in kept)
     assert kept[-1].quantity == "Table 1: centroid shift, class 9"
+
+
+def test_swapped_accuracies_compare_test_with_the_printed_train_number():
+    rows = accuracy_comparisons(_accuracy(), LOG, {**PAPER, "accuracies_swapped": True}, "clean")
+    out = pd.DataFrame(rows).set_index("quantity")
+    assert out.loc["CNN test accuracy", "paper_value"] == PAPER["train_accuracy"]
+    assert out.loc["CNN train accuracy (last epoch)", "paper_value"] == PAPER["test_accuracy"]
+    assert "swapped" in out.loc["CNN test accuracy", "note"]
+    plain = pd.DataFrame(accuracy_comparisons(_accuracy(), LOG, PAPER, "clean"))
+    assert plain.set_index("quantity").loc["CNN test accuracy", "paper_value"] == 0.97
+    assert set(plain["note"]) == {""}
 
 
 def test_missing_paper_number_is_named():

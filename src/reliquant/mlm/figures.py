@@ -12,11 +12,16 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.axes import Axes
+from matplotlib.colors import LogNorm, Normalize
 from matplotlib.figure import Figure
+from matplotlib.patches import Patch
 
 from reliquant.core.plotting import PALETTE
 
 CLASSES = list(range(10))
+#: Line styles of Figure 5: 12 corruptions, each a distinct (colour, style, marker).
+LINE_STYLES = ("-", "--", ":")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "p", "h", "*")
 
 
 def heatmap(
@@ -30,11 +35,24 @@ def heatmap(
     ylabels: Sequence | None = None,
     annotate: bool = True,
     fontsize: float = 6.5,
+    norm: Normalize | None = None,
 ):
-    """Draw ``matrix`` as an annotated heatmap (NaN cells blank); returns the image."""
+    """Draw ``matrix`` as an annotated heatmap (NaN cells blank); returns the image.
+
+    Tick marks are hidden (labels stay), so a mark never reads as a minus sign in front of a
+    cell's number. ``norm`` (e.g. ``LogNorm``) replaces ``vmin``/``vmax``; cells it cannot
+    map (0 on a log scale) stay blank but keep their number.
+    """
     m = np.asarray(matrix, dtype=np.float64)
-    im = ax.imshow(np.ma.masked_invalid(m), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+    shown = np.ma.masked_invalid(
+        m if norm is None or not isinstance(norm, LogNorm) else np.where(m > 0, m, np.nan)
+    )
+    if norm is None:
+        im = ax.imshow(shown, cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+    else:
+        im = ax.imshow(shown, cmap=cmap, norm=norm, aspect="auto")
     ax.grid(False)
+    ax.tick_params(length=0)
     xlabels = CLASSES if xlabels is None else xlabels
     ylabels = CLASSES if ylabels is None else ylabels
     ax.set_xticks(range(m.shape[1]), labels=xlabels)
@@ -43,7 +61,8 @@ def heatmap(
         for i in range(m.shape[0]):
             for j in range(m.shape[1]):
                 if np.isfinite(m[i, j]):
-                    r, g, b, _ = im.cmap(im.norm(m[i, j]))
+                    inside = np.isfinite(shown.filled(np.nan)[i, j])
+                    r, g, b, _ = im.cmap(im.norm(m[i, j])) if inside else (1, 1, 1, 1)
                     dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5  # perceived luminance
                     ax.text(
                         j,
@@ -58,13 +77,17 @@ def heatmap(
 
 
 def confusion_figure(counts: np.ndarray, title: str) -> Figure:
-    """Figure 1: confusion matrix counts (true rows, predicted columns)."""
+    """Figure 1: confusion matrix counts (true rows, predicted columns), on a log colour scale
+    so the off-diagonal counts (a few to a few hundred) are visible beside the diagonal's
+    thousands; zero cells are white."""
+    counts = np.asarray(counts, dtype=np.float64)
+    top = max(float(np.nanmax(counts)), 10.0)
     fig, ax = plt.subplots(figsize=(5.2, 4.4))
-    im = heatmap(ax, counts, "Blues", fmt="{:.0f}")
+    im = heatmap(ax, counts, "Blues", fmt="{:.0f}", norm=LogNorm(vmin=1, vmax=top))
     ax.set_xlabel("predicted label")
     ax.set_ylabel("true label")
     ax.set_title(title)
-    fig.colorbar(im, ax=ax, shrink=0.85)
+    fig.colorbar(im, ax=ax, shrink=0.85, label="count (log scale)")
     return fig
 
 
@@ -146,18 +169,32 @@ def bars_figure(
         ax.set_xlabel("class")
         ax.set_ylabel(ylabel)
         ax.set_title(titles[k])
+        if marks:
+            legend = [Patch(color=PALETTE[0], label=f"true class ({marks[0]})")]
+            legend += [Patch(color=PALETTE[3], label=f"assigned cluster ({c})") for c in marks[1:]]
+            legend.append(Patch(color=PALETTE[7], label="other classes"))
+            ax.legend(handles=legend, fontsize=7, loc="upper right")
     fig.tight_layout()
     return fig
 
 
 def accuracy_lines_figure(acc: pd.DataFrame) -> Figure:
-    """Figure 5: accuracy against level, one line per corruption (plus the mean)."""
-    fig, ax = plt.subplots(figsize=(7, 4.4))
+    """Figure 5: accuracy against level, one line per corruption (plus the mean). Each line
+    has its own colour, line style and marker, so no two corruptions look alike."""
+    fig, ax = plt.subplots(figsize=(7.5, 4.8))
     names = sorted(acc["corruption"].unique())
-    cmap = plt.get_cmap("tab20")
+    cmap = plt.get_cmap("tab10")
     for k, name in enumerate(names):
         sub = acc[acc["corruption"] == name].sort_values("level")
-        ax.plot(sub["level"], sub["accuracy"], marker="o", ms=3, color=cmap(k % 20), label=name)
+        ax.plot(
+            sub["level"],
+            sub["accuracy"],
+            marker=MARKERS[k % len(MARKERS)],
+            ms=4,
+            linestyle=LINE_STYLES[(k // 10) % len(LINE_STYLES)],
+            color=cmap(k % 10),
+            label=name,
+        )
     mean = acc.groupby("level")["accuracy"].mean()
     ax.plot(mean.index, mean.to_numpy(), "k--", lw=2, label="mean")
     ax.set_xlabel("perturbation level")
@@ -193,7 +230,7 @@ def pixelation_figure(
     """Figure 6: a digit at each level (top) and the mean softmax of its class per level (bottom)."""
     levels = sorted(set(images) | set(mean_softmax))
     n = len(levels)
-    fig, axes = plt.subplots(2, n, figsize=(1.5 * n, 3.4), squeeze=False)
+    fig, axes = plt.subplots(2, n, figsize=(1.9 * n, 3.8), squeeze=False)
     for k, lev in enumerate(levels):
         top, bottom = axes[0, k], axes[1, k]
         if lev in images:
@@ -206,7 +243,7 @@ def pixelation_figure(
             colours = [PALETTE[0] if c == digit_class else PALETTE[7] for c in CLASSES]
             bottom.bar(CLASSES, mean_softmax[lev], color=colours)
         bottom.set_ylim(0, 1)
-        bottom.set_xticks(CLASSES, labels=[str(c) for c in CLASSES], fontsize=5)
+        bottom.set_xticks(CLASSES, labels=[str(c) for c in CLASSES], fontsize=7)
         if k:
             bottom.set_yticklabels([])
     axes[1, 0].set_ylabel("mean softmax")
