@@ -142,8 +142,9 @@ def reference(name: str, x: np.ndarray, p: dict, f: dict) -> np.ndarray:
                 y[i, j] = x[i, j] * (1 - p["f"]) + m * p["f"]
         return y
     if name == "frost":
-        mask = np.where(p["field_std"] * f["z1"] > p["threshold"], 1.0, 0.0)
-        mask = np.clip(mask + p["mask_noise_std"] * f["z2"], 0, 1)
+        # a -1/+1 mask: -1 below the threshold, +1 at or above
+        mask = np.where(p["field_std"] * f["z1"] >= p["threshold"], 1.0, -1.0)
+        mask = np.clip(mask + p["mask_noise_std"] * f["z2"], -1, 1)
         blurred = ref_correlate(mask, ref_gauss_kernel2d(p["blur_ksize"], p["blur_sigma"]))
         for i in range(N):
             for j in range(N):
@@ -160,8 +161,12 @@ def reference(name: str, x: np.ndarray, p: dict, f: dict) -> np.ndarray:
             y[t] += p["amount"]
         return y.reshape(N, N)
     if name == "motion_blur":
+        # the authors' kernel: ones in row int((k - 1) / 2) of a k x k matrix, normalised,
+        # turned 90 degrees (a column); centred: the line through the anchor k // 2 instead
         k = p["k"]
-        return ref_correlate(x, np.full((k, 1), 1 / k))
+        kernel = np.zeros((k, k))
+        kernel[k // 2 if p["centred"] else int((k - 1) / 2), :] = 1 / k
+        return ref_correlate(x, np.rot90(kernel))
     if name == "pixelation":
         side = int(28 // p["f"])
         small = ref_area(x, side)
@@ -191,9 +196,12 @@ def reference(name: str, x: np.ndarray, p: dict, f: dict) -> np.ndarray:
 # ---------------------------------------------------------------- one test per corruption
 
 
-@pytest.mark.parametrize("name", R.CORRUPTIONS)
-def test_corruption_matches_per_pixel_reference(name: str) -> None:
-    schedule = PAPER[name]
+@pytest.mark.parametrize(
+    ("name", "overrides"),
+    [(name, {}) for name in R.CORRUPTIONS] + [("motion_blur", {"centred": True})],
+)
+def test_corruption_matches_per_pixel_reference(name: str, overrides: dict) -> None:
+    schedule = {**PAPER[name], **overrides}
     levels = range(1, 11) if name not in {"shot_noise", "pixelation"} else (1, 2, 5, 7, 10)
     for level in levels:
         p = R.level_params(name, schedule, level)

@@ -71,3 +71,15 @@ def test_resample_axis_is_the_matrix_product_and_batch_independent() -> None:
     # each image's bytes are the same alone as in the batch
     for i in range(len(x)):
         np.testing.assert_array_equal(K.resample_axis(x[i : i + 1], a, axis=1)[0], y[i])
+
+
+@given(st.integers(-(N - 1), N - 1), st.sampled_from([1, 2]))
+def test_shift_axis_is_an_exact_reflect_101_tap(offset: int, axis: int) -> None:
+    """``y[i] = x[r101(i + offset)]`` along ``axis``: a copy, bit for bit."""
+    x = np.random.default_rng(offset + 100).normal(size=(2, N, N))
+    y = K.shift_axis(x, offset, axis=axis)
+    want = np.stack([np.take(x, r101(i + offset), axis=axis) for i in range(N)], axis=axis)
+    np.testing.assert_array_equal(y, want)
+    assert [int(v) for v in K.reflect101(np.arange(-3, N + 3), N)] == [
+        r101(i) for i in range(-3, N + 3)
+    ]

@@ -106,7 +106,7 @@ def test_bad_inputs_name_what_is_wrong() -> None:
     k = list(PAPER["motion_blur"]["k"])
     k[3] = 4.5
     with pytest.raises(Err, match=r"motion_blur\.k must be an integer"):
-        R.level_params("motion_blur", {"k": k}, 4)
+        R.level_params("motion_blur", {"k": k, "centred": False}, 4)
     with pytest.raises(Err, match=r"brightness\.b must be a float"):
         R.level_params("brightness", {"b": ["x"] * 10}, 1)
     with pytest.raises(Err, match=r"brightness\.b must be finite"):

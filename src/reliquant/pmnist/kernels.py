@@ -34,6 +34,22 @@ def correlate_axis(x: np.ndarray, weights: np.ndarray, axis: int) -> np.ndarray:
     return ndi.correlate1d(x, np.asarray(weights, dtype=np.float64), axis=axis, mode="mirror")
 
 
+def reflect101(i: np.ndarray, n: int) -> np.ndarray:
+    """Reflect-101 index map into ``0 .. n-1`` (``-1 -> 1``, ``n -> n - 2``); overhang < n."""
+    i = np.abs(np.asarray(i))
+    return np.where(i >= n, 2 * (n - 1) - i, i)
+
+
+def shift_axis(x: np.ndarray, offset: int, axis: int) -> np.ndarray:
+    """``y[i] = x[i + offset]`` along ``axis``, reflect-101 border (a copy; exact, no arithmetic).
+
+    A one-tap correlation whose tap sits ``offset`` pixels from the anchor: ``offset = -1``
+    moves the content one pixel towards higher indices.
+    """
+    n = x.shape[axis]
+    return np.take(x, reflect101(np.arange(n) + offset, n), axis=axis)
+
+
 def gaussian_kernel(ksize: int, sigma: float) -> np.ndarray:
     """OpenCV's ``getGaussianKernel``: ``g_i = exp(-(i - (ksize-1)/2)^2 / (2 sigma^2))``, sum 1."""
     i = np.arange(ksize, dtype=np.float64) - (ksize - 1) / 2.0
