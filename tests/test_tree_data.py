@@ -237,6 +237,21 @@ def test_iris_marginals_from_config():
         iris_marginals(cfg[:3])
 
 
+@pytest.mark.parametrize(
+    ("snr_kind", "noise_variance"),
+    [("variance", lambda s: s**2 / 10.0), ("amplitude", lambda s: (s / 10.0) ** 2)],
+)
+def test_pima_noise_variance_follows_the_snr_reading(snr_kind, noise_variance):
+    """variance reading: noise variance s^2 / 10; amplitude reading: noise sd s / 10."""
+    rng = np.random.default_rng(9)
+    x = rng.normal(size=(100, len(PIMA_FEATURES))) * np.arange(1, len(PIMA_FEATURES) + 1)
+    families = {f: ("normal" if i % 3 else "exponential") for i, f in enumerate(PIMA_FEATURES)}
+    specs, _ = pima_noise(x, families=families, snr=10.0, snr_kind=snr_kind, centred=False)
+    frozen = [m._frozen() for m in marginals_at(specs, x[0])]
+    s = x.std(axis=0, ddof=1)
+    np.testing.assert_allclose([f.var() for f in frozen], noise_variance(s), rtol=1e-10)
+
+
 def test_pima_noise_scales_by_snr_and_maps_spearman_to_normal():
     rng = np.random.default_rng(8)
     x = rng.normal(size=(300, len(PIMA_FEATURES))) * np.arange(1, len(PIMA_FEATURES) + 1)

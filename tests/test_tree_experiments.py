@@ -14,9 +14,11 @@ import pytest
 from reliquant.core.datasets import IRIS_FEATURES, iris_table
 from reliquant.core.io import read_frame, write_frame
 from reliquant.core.seeding import block_int_seed
-from reliquant.trees.experiments import iris_mixed, pima, table1, table2, table3, table3_size
-from reliquant.trees.models import fit_model, split_train_test
-from reliquant.trees.per_sample import RUNTIME_COLUMNS
+from reliquant.trees.data import PIMA_FEATURES, PIMA_TARGET, filter_pima, marginals_at, pima_noise
+from reliquant.trees.experiments import iris_mixed, table1, table2, table3, table3_size
+from reliquant.trees.models import fit_model, fit_split, split_train_test
+from reliquant.trees.per_sample import RUNTIME_COLUMNS, norta_robustness
+from reliquant.trees.pima import PIMA_SENSITIVITY_SCHEMA, pima, pima_best_match, pima_cell
 from reliquant.trees.structure import extract_ensemble
 
 COMMON = {"seed": 7, "engine_tol": 1e-9, "prune_level": 0.99, "mnist_resize": "area"}
@@ -141,33 +143,164 @@ def raw_pima() -> pd.DataFrame:
     return pd.read_csv(path)
 
 
-def test_pima_counts_subjects_above_the_threshold(raw_pima, tmp_path):
-    exp = {
-        "model": {"kind": "xgboost", "max_depth": 2, "n_estimators": 3},
-        "test_fraction": 0.1,
-        "snr": 10.0,
-        "snr_kind": "variance",
-        "families": {
-            "Pregnancies": "exponential",
-            "Glucose": "normal",
-            "BloodPressure": "normal",
-            "Insulin": "exponential",
-            "BMI": "normal",
-            "DiabetesPedigreeFunction": "normal",
-            "Age": "exponential",
-        },
-        "centred": False,
-        "method": "monte_carlo",
-        "engine_tol": 1e-3,
-        "abseps": 1e-5,
-        "mc_draws": 500,
+PIMA_EXP = {
+    "model": {"kind": "xgboost", "max_depth": 2},
+    "test_fraction": 0.1,
+    "snr": 10.0,
+    "readings": ["variance", "amplitude"],
+    "rounds": [2, 3],
+    "default": {"reading": "amplitude", "rounds": 3},
+    "families": {
+        "Pregnancies": "exponential",
+        "Glucose": "normal",
+        "BloodPressure": "normal",
+        "Insulin": "exponential",
+        "BMI": "normal",
+        "DiabetesPedigreeFunction": "normal",
+        "Age": "exponential",
+    },
+    "centred": False,
+    "method": "monte_carlo",
+    "engine_tol": 1e-3,
+    "abseps": 1e-5,
+    "mc_draws": 300,
+}
+#: The trees.paper numbers of Figure 4, with a threshold the small models cross.
+PIMA_PAPER = {
+    "pima_accuracy": 0.75,
+    "pima_min": 0.34,
+    "pima_max": 1.0,
+    "pima_n_above": 55,
+    "pima_n_test": 73,
+    "pima_threshold": 0.9,
+}
+
+
+@pytest.fixture(scope="module")
+def pima_result(raw_pima):
+    return pima(raw_pima, exp=PIMA_EXP, seed=3, paper=PIMA_PAPER)
+
+
+def test_pima_sensitivity_has_one_row_per_cell_and_the_default_is_the_per_subject_table(
+    pima_result, tmp_path
+):
+    back = _roundtrip(pima_result, tmp_path)
+    assert len(back) == 73 and np.all(back["boxes"] == -1)
+    write_frame(pima_result.sensitivity, tmp_path / "s.parquet", PIMA_SENSITIVITY_SCHEMA)
+    sens = read_frame(tmp_path / "s.parquet")
+    assert list(sens.columns) == PIMA_SENSITIVITY_SCHEMA.names
+    cells = list(zip(sens["reading"], sens["rounds"], strict=True))
+    assert cells == [("variance", 2), ("variance", 3), ("amplitude", 2), ("amplitude", 3)]
+    assert sens["default"].tolist() == [False, False, False, True]
+    np.testing.assert_allclose(sens["noise_std_factor"], [10**-0.5, 10**-0.5, 0.1, 0.1], rtol=1e-12)
+    row = sens[sens["default"]].iloc[0]
+    r = back["robustness"]
+    assert row["n_test"] == 73 and row["n_above"] == int((r > 0.9).sum())
+    assert row["min_robustness"] == r.min() and row["max_robustness"] == r.max()
+    assert row["median_robustness"] == pytest.approx(r.median())
+    assert row["accuracy"] == pytest.approx(back["correct"].mean())
+    assert f"{row['n_above']} of 73 above 0.9" in pima_result.markdown
+    assert "## Sensitivity: SNR reading x boosting rounds" in pima_result.markdown
+    best = pima_best_match(sens, PIMA_PAPER)
+    assert f"match best the {best['reading']} reading, {best['rounds']} rounds cell" in (
+        pima_result.markdown
+    )
+
+
+def test_a_pima_sensitivity_cell_repeats_the_direct_computation(raw_pima, pima_result):
+    """The (variance, 2 rounds) cell from the building blocks: split, fit, noise, Monte Carlo."""
+    frame = filter_pima(raw_pima)
+    x, y = frame[list(PIMA_FEATURES)].to_numpy(float), frame[PIMA_TARGET].to_numpy()
+    fit = fit_split(
+        x,
+        y,
+        model={"kind": "xgboost", "max_depth": 2, "n_estimators": 2},
+        test_fraction=0.1,
+        seed=3,
+        block="pima",
+        key="k",
+    )
+    specs, corr = pima_noise(
+        fit.x_train, families=PIMA_EXP["families"], snr=10.0, snr_kind="variance", centred=False
+    )
+    table = norta_robustness(
+        fit.ensemble,
+        x_test=fit.x_test,
+        y_test=fit.y_test,
+        specs=specs,
+        corr=corr,
+        tol=1e-3,
+        seed=3,
+        key="pima",
+        n_draws=300,
+        method="monte_carlo",
+    )
+    sens = pima_result.sensitivity
+    row = sens[(sens["reading"] == "variance") & (sens["rounds"] == 2)].iloc[0]
+    assert row["n_above"] == int((table["robustness"] > 0.9).sum())
+    assert row["min_robustness"] == table["robustness"].min()
+    assert row["median_robustness"] == table["robustness"].median()
+    assert row["accuracy"] == pytest.approx(fit.accuracy)
+
+
+@pytest.mark.parametrize(
+    ("reading", "variance_of"),
+    [
+        ("amplitude", lambda s: (s / 10.0) ** 2),
+        ("variance", lambda s: s**2 / 10.0),
+    ],
+)
+def test_pima_cell_builds_the_noise_of_its_reading(raw_pima, reading, variance_of):
+    exp = {**PIMA_EXP, "test_fraction": 0.02, "mc_draws": 50}
+    cell = pima_cell(filter_pima(raw_pima), exp=exp, seed=3, reading=reading, rounds=1)
+    s = cell.fit.x_train.std(axis=0, ddof=1)
+    mu = cell.fit.x_test[0]
+    noise_var = [m._frozen().var() for m in marginals_at(cell.specs, mu)]
+    np.testing.assert_allclose(noise_var, variance_of(s), rtol=1e-10)
+    assert cell.fit.ensemble.n_trees == 1 and len(cell.table) == len(cell.fit.x_test)
+
+
+def test_pima_figure_follows_the_configured_default(raw_pima):
+    exp = {**PIMA_EXP, "rounds": [2], "mc_draws": 200}
+    runs = {
+        reading: pima(
+            raw_pima,
+            exp={**exp, "default": {"reading": reading, "rounds": 2}},
+            seed=3,
+            paper=PIMA_PAPER,
+        )
+        for reading in ("variance", "amplitude")
     }
-    result = pima(raw_pima, exp=exp, seed=3, threshold=0.9)
-    back = _roundtrip(result, tmp_path)
-    assert len(back) == 73
-    n_above = int((back["robustness"] > 0.9).sum())
-    assert f"{n_above} of 73 above 0.9" in result.markdown
-    assert np.all(back["boxes"] == -1)
+    for reading, result in runs.items():
+        sens = result.sensitivity
+        assert sens.loc[sens["default"], "reading"].tolist() == [reading]
+        assert result.default.reading == reading
+        (ax,) = result.figure.axes
+        assert f"{reading} SNR, 2 rounds" in ax.get_title()
+        heights = [p.get_height() for p in ax.patches]
+        expected, _ = np.histogram(result.table["robustness"], bins=np.linspace(0, 1, 21))
+        np.testing.assert_array_equal(heights, expected)
+        n_above = int(sens.loc[sens["default"], "n_above"].iloc[0])
+        assert ax.get_legend().get_texts()[0].get_text() == f"{n_above} of 73 above 0.9"
+    # the same cells in both runs; only the default (table and figure) moves
+    pd.testing.assert_frame_equal(
+        runs["variance"].sensitivity.drop(columns="default"),
+        runs["amplitude"].sensitivity.drop(columns="default"),
+    )
+    assert not runs["variance"].table["robustness"].equals(runs["amplitude"].table["robustness"])
+
+
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        ({"default": {"reading": "amplitude", "rounds": 7}}, r"trees\.pima\.default"),
+        ({"readings": ["variance"]}, r"trees\.pima\.default"),
+        ({"model": {"kind": "xgboost", "n_estimators": 5}}, r"trees\.pima\.model .*n_estimators"),
+    ],
+)
+def test_pima_rejects_a_default_outside_the_grid(raw_pima, change, match):
+    with pytest.raises(ValueError, match=match):
+        pima(raw_pima, exp={**PIMA_EXP, **change}, seed=3, paper=PIMA_PAPER)
 
 
 def test_iris_mixed_reports_the_fully_robust_samples(iris, tmp_path):

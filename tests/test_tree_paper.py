@@ -12,6 +12,7 @@ import pytest
 from reliquant.core.config import config_section
 from reliquant.core.paper import CLAIM_SCHEMA, COMPARISON_SCHEMA, read_notes
 from reliquant.trees.paper import NOT_RUN, paper_comparison, ratio_lines, runtime_ratios
+from reliquant.trees.pima import pima_best_match
 
 REPO = Path(__file__).resolve().parents[1]
 PAPER = config_section("trees", REPO / "config.yaml")["paper"]
@@ -149,3 +150,62 @@ def test_labels_follow_the_draws_in_force_and_skipped_methods_say_not_run():
     ratios = runtime_ratios(runtimes, PAPER, 12_345)
     assert ratios[2].quantity == "Table 2: Monte Carlo (12,345 draws) / exact engine (median ratio)"
     assert ratios[0].note == NOT_RUN and ratios[2].note == ""
+
+
+def _sensitivity(**changes) -> pd.DataFrame:
+    """A hand-made Pima sensitivity table (columns of PIMA_SENSITIVITY_SCHEMA)."""
+    frame = pd.DataFrame(
+        {
+            "reading": ["variance", "variance", "amplitude", "amplitude"],
+            "rounds": [10, 100, 10, 100],
+            "noise_std_factor": [10**-0.5, 10**-0.5, 0.1, 0.1],
+            "n_test": [73, 73, 73, 73],
+            "accuracy": [0.74, 0.78, 0.75, 0.76],
+            "n_above": [19, 12, 54, 56],
+            "min_robustness": [0.2, 0.1, 0.5, 0.35],
+            "median_robustness": [0.9, 0.8, 0.999, 0.9995],
+            "max_robustness": [1.0, 1.0, 1.0, 1.0],
+            "default": [False, False, False, True],
+        }
+    )
+    return frame.assign(**changes)
+
+
+def test_pima_best_match_is_the_closest_count_then_min_then_accuracy():
+    # 54 and 56 are both 1 from the paper's 55: the min robustness (0.35 vs 0.34) decides
+    best = pima_best_match(_sensitivity(), PAPER)
+    assert (best["reading"], best["rounds"]) == ("amplitude", 100)
+    assert best["d_above"] == 1 and best["d_min"] == pytest.approx(0.01)
+    # equal counts and mins: the accuracy decides (0.75 is the paper's)
+    tied = _sensitivity(min_robustness=[0.2, 0.1, 0.35, 0.35])
+    assert pima_best_match(tied, PAPER)["rounds"] == 10
+    # a count on another test size is rescaled to the paper's 73 subjects: 110 of 146 = 55 of 73
+    other = _sensitivity(n_test=[146] * 4, n_above=[110, 12, 54, 56])
+    best = pima_best_match(other, PAPER)
+    assert (best["reading"], best["rounds"], best["d_above"]) == ("variance", 10, 0)
+    # the paper's numbers come from config
+    best = pima_best_match(_sensitivity(), {**PAPER, "pima_n_above": 19})
+    assert (best["reading"], best["rounds"]) == ("variance", 10)
+    with pytest.raises(ValueError, match="no cells"):
+        pima_best_match(_sensitivity().iloc[:0], PAPER)
+
+
+def test_the_best_matching_pima_cell_is_compared_and_named_in_the_notes():
+    assert not _run().comparison["quantity"].str.contains("best-matching").any()
+    result = _run(pima_sensitivity=_sensitivity())
+    comp = result.comparison.set_index("quantity")
+    row = comp.loc["Figure 4, best-matching sensitivity cell: subjects above 0.99"]
+    assert (row["paper_value"], row["ours"]) == (55, 56)
+    assert row["note"] == "amplitude reading, 100 rounds (closest of 4 cells)"
+    assert comp.loc["Figure 4, best-matching sensitivity cell: min robustness", "ours"] == 0.35
+    assert comp.loc["Figure 4, best-matching sensitivity cell: test accuracy", "ours"] == 0.76
+    # the per-subject rows are the default cell's, named in their note
+    assert comp.loc["Figure 4: subjects above 0.99", "note"] == (
+        "default cell: amplitude reading, 100 rounds"
+    )
+    assert "amplitude reading, 100 rounds" in result.summary
+    notes = read_notes(result.notes)["002"]
+    assert any(
+        "match best the amplitude reading, 100 rounds cell: 56 of 73 above 0.99" in line
+        for line in notes
+    )

@@ -4,6 +4,7 @@ smoke configuration run end to end twice (bit-reproducibility, incremental rerun
 
 from __future__ import annotations
 
+import re
 import subprocess
 
 import pyarrow.parquet as pq
@@ -50,6 +51,31 @@ def test_bench_target_collects_every_topic():
     proc = snakemake(REPO, "-n", "--forceall", "bench")
     jobs = planned_jobs(proc.stdout + proc.stderr)
     assert {"bench_nbc", "bench_trees", "bench_pmnist", "bench_mlm", "bench"} <= set(jobs), jobs
+
+
+def _rule_blocks() -> dict[str, str]:
+    """Every rule of workflow/rules/*.smk that runs a script: name -> its text."""
+    blocks = {}
+    for smk in sorted((REPO / "workflow" / "rules").glob("*.smk")):
+        for block in re.split(r"\n(?=rule )", smk.read_text()):
+            match = re.match(r"rule (\w+):", block)
+            if match and "    script:" in block:
+                blocks[match.group(1)] = block
+    return blocks
+
+
+def test_every_job_rule_declares_threads_memory_and_time():
+    """What a SLURM job asks for comes from the rule: threads, mem_mb and runtime (minutes),
+    measured values with headroom (CONTRIBUTING.md, Resources), and a benchmark to re-measure."""
+    blocks = _rule_blocks()
+    assert len(blocks) >= 30, sorted(blocks)
+    for rule, text in blocks.items():
+        assert re.search(r"\n    threads: ", text), f"rule {rule} declares no threads"
+        mem = re.search(r"mem_mb=(\d+)", text)
+        runtime = re.search(r"runtime=(\d+)", text)
+        assert mem and int(mem.group(1)) >= 1000, f"rule {rule}: mem_mb missing or < 1000"
+        assert runtime and int(runtime.group(1)) >= 5, f"rule {rule}: runtime missing or < 5"
+        assert "    benchmark:" in text, f"rule {rule} has no benchmark: to measure them"
 
 
 def test_snakemake_lint_is_clean():

@@ -16,6 +16,7 @@ result = paper_comparison(
     runtimes=pd.read_csv(inp.runtimes, sep="\t"),
     table3=read_frame(inp.table3),
     pima=read_frame(inp.pima),
+    pima_sensitivity=read_frame(inp.pima_sensitivity),
     iris_mixed=read_frame(inp.iris_mixed),
     paper=snakemake.params.paper,
     iris_tol=snakemake.params.iris_tol,

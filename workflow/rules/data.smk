@@ -31,6 +31,8 @@ rule data_verify:
         allow_download=config["data"]["allow_download"],
     log:
         "logs/data/verify_{dataset}.log",
+    benchmark:
+        "benchmarks/data/verify_{dataset}.tsv"
     conda:
         ENV_CORE
     script:
@@ -64,6 +66,8 @@ rule data_pima:
         code=DATA_CODE,
     log:
         "logs/data/pima.log",
+    benchmark:
+        "benchmarks/data/pima.tsv"
     conda:
         ENV_CORE
     script:
@@ -77,6 +81,8 @@ rule data_iris:
         code=DATA_CODE,
     log:
         "logs/data/iris.log",
+    benchmark:
+        "benchmarks/data/iris.tsv"
     conda:
         ENV_CORE
     script:

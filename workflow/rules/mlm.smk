@@ -146,6 +146,8 @@ rule mlm_fig_misclustered:
         examples=config["mlm"]["figures"]["misclustered_examples"],
     log:
         "logs/mlm/fig_misclustered.log",
+    benchmark:
+        "benchmarks/mlm/fig_misclustered.tsv"
     conda:
         ENV_CORE
     script:
@@ -189,6 +191,8 @@ rule mlm_fig_matrices:
         code=MLM_CODE,
     log:
         "logs/mlm/fig_matrices.log",
+    benchmark:
+        "benchmarks/mlm/fig_matrices.tsv"
     conda:
         ENV_CORE
     script:
@@ -218,6 +222,8 @@ rule mlm_accuracy:
         clean_partition=config["mlm"]["perturbed"]["clean_partition"],
     log:
         "logs/mlm/accuracy.log",
+    benchmark:
+        "benchmarks/mlm/accuracy.tsv"
     conda:
         ENV_CORE
     script:
@@ -239,6 +245,8 @@ rule mlm_fig_pixelation:
         clean_partition=config["mlm"]["perturbed"]["clean_partition"],
     log:
         "logs/mlm/fig_pixelation.log",
+    benchmark:
+        "benchmarks/mlm/fig_pixelation.tsv"
     conda:
         ENV_CORE
     script:
@@ -260,6 +268,8 @@ rule mlm_paper:
         clean_partition=config["mlm"]["perturbed"]["clean_partition"],
     log:
         "logs/mlm/paper.log",
+    benchmark:
+        "benchmarks/mlm/paper.tsv"
     conda:
         ENV_CORE
     script:
@@ -275,6 +285,8 @@ rule bench_mlm:
         code=MLM_CODE,
     log:
         "logs/mlm/bench.log",
+    benchmark:
+        "benchmarks/mlm/bench.tsv"
     threads: config["mlm"]["bench"]["threads"]
     conda:
         ENV_TORCH

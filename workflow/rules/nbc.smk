@@ -51,6 +51,8 @@ rule nbc_distributions:
         seed=config["nbc"]["seed"],
     log:
         "logs/nbc/distributions.log",
+    benchmark:
+        "benchmarks/nbc/distributions.tsv"
     conda:
         ENV_CORE
     script:
@@ -86,6 +88,8 @@ rule nbc_curves:
         code=NBC_CODE,
     log:
         "logs/nbc/curves_n{nbc_n}_g{nbc_g}.log",
+    benchmark:
+        "benchmarks/nbc/curves_n{nbc_n}_g{nbc_g}.tsv"
     conda:
         ENV_CORE
     script:
@@ -105,6 +109,8 @@ rule nbc_auc:
         paper=config["nbc"]["paper"],
     log:
         "logs/nbc/auc.log",
+    benchmark:
+        "benchmarks/nbc/auc.tsv"
     conda:
         ENV_CORE
     script:
@@ -143,6 +149,8 @@ rule nbc_paper:
         paper=config["nbc"]["paper"],
     log:
         "logs/nbc/paper.log",
+    benchmark:
+        "benchmarks/nbc/paper.tsv"
     conda:
         ENV_CORE
     script:

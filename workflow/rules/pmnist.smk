@@ -51,6 +51,8 @@ rule pmnist_clean:
         images_per_class=PMNIST["images_per_class"],
     log:
         "logs/pmnist/clean.log",
+    benchmark:
+        "benchmarks/pmnist/clean.tsv"
     conda:
         ENV_CORE
     script:
@@ -105,6 +107,8 @@ rule pmnist_summary:
         code=PMNIST_CODE,
     log:
         "logs/pmnist/summary.log",
+    benchmark:
+        "benchmarks/pmnist/summary.tsv"
     conda:
         ENV_CORE
     script:
@@ -125,6 +129,8 @@ rule pmnist_grid:
         grid=PMNIST["grid"],
     log:
         "logs/pmnist/grid.log",
+    benchmark:
+        "benchmarks/pmnist/grid.tsv"
     conda:
         ENV_CORE
     script:

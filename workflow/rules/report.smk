@@ -34,6 +34,8 @@ rule report_summary:
         code=REPORT_CODE,
     log:
         "logs/report/summary.log",
+    benchmark:
+        "benchmarks/report/summary.tsv"
     conda:
         ENV_CORE
     script:
@@ -49,6 +51,8 @@ rule bench:
         code=REPORT_CODE,
     log:
         "logs/report/bench.log",
+    benchmark:
+        "benchmarks/report/bench.tsv"
     conda:
         ENV_CORE
     script:
@@ -66,6 +70,8 @@ rule report_environment:
         packages=ENVIRONMENT_PACKAGES,
     log:
         "logs/report/environment.log",
+    benchmark:
+        "benchmarks/report/environment.tsv"
     conda:
         ENV_TORCH
     script:

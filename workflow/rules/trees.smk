@@ -147,6 +147,8 @@ rule trees_table3:
         code=TREES_CODE,
     log:
         "logs/trees/table3.log",
+    benchmark:
+        "benchmarks/trees/table3.tsv"
     conda:
         ENV_CORE
     script:
@@ -158,6 +160,7 @@ rule trees_pima:
         pima="results/data/pima.parquet",
     output:
         table="results/trees/pima.parquet",
+        sensitivity="results/trees/pima_sensitivity.parquet",
         md=trees_report(
             "results/trees/pima.md", "trees_pima", "Figure 4 (002): Pima, XGBoost, NORTA noise"
         ),
@@ -171,7 +174,7 @@ rule trees_pima:
         code=TREES_CODE,
         exp=TREES["pima"],
         seed=TREES["seed"],
-        threshold=TREES["paper"]["pima_threshold"],
+        paper={k: v for k, v in TREES["paper"].items() if k.startswith("pima_")},
     log:
         "logs/trees/pima.log",
     benchmark:
@@ -219,6 +222,7 @@ rule trees_paper:
         runtimes="results/trees/table2_runtimes.tsv",
         table3="results/trees/table3.parquet",
         pima="results/trees/pima.parquet",
+        pima_sensitivity="results/trees/pima_sensitivity.parquet",
         iris_mixed="results/trees/iris_mixed.parquet",
     output:
         md=trees_report("results/trees/summary.md", "trees_paper", "Summary"),
@@ -232,6 +236,8 @@ rule trees_paper:
         mc_draws=TREES["table2"]["mc_draws"],
     log:
         "logs/trees/paper.log",
+    benchmark:
+        "benchmarks/trees/paper.tsv"
     conda:
         ENV_CORE
     script:

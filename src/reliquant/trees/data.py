@@ -145,20 +145,22 @@ def filter_pima(frame: pd.DataFrame, expected_rows: int | None = PIMA_ROWS) -> p
 # --------------------------------------------------------------------------------------
 # Noise specifications
 # --------------------------------------------------------------------------------------
+#: The readings of paper 002's signal-to-noise ratio (see :func:`snr_noise_std`).
 SNR_KINDS = ("variance", "amplitude")
 
 
 def snr_noise_std(feature_std: np.ndarray, snr: float, kind: str = "variance") -> np.ndarray:
     """Noise standard deviation per feature from a signal-to-noise ratio.
 
-    Paper 002 §5.4 prescribes "a signal-noise ratio factor of 10 to downscale the variance of
-    the variables", i.e. a power (variance) ratio:
+    Paper 002 gives the ratio twice: §5.4 "a signal-noise ratio factor of 10 to downscale the
+    variance of the variables" (a power ratio) and the caption of Figure 4 "signal-to-noise
+    ratio of 10/1" (read as a ratio of amplitudes). The two readings (:data:`SNR_KINDS`):
 
         kind="variance":  sigma_i^2 = s_i^2 / SNR   ->  sigma_i = s_i / sqrt(SNR)
-        kind="amplitude": sigma_i   = s_i / SNR
+        kind="amplitude": sigma_i   = s_i / SNR     ->  sigma_i^2 = (s_i / SNR)^2
 
-    with ``s_i`` the standard deviation of feature ``i`` in the data. ``variance`` is the
-    reading of the paper's sentence and the default of the workflow.
+    with ``s_i`` the standard deviation of feature ``i`` in the data. The workflow computes
+    both (``trees.pima.readings``); ``trees.pima.default.reading`` picks the one it reports.
     """
     if kind not in SNR_KINDS:
         raise ValueError(f"snr kind must be one of {SNR_KINDS}; got {kind!r}")
@@ -255,7 +257,8 @@ def pima_marginals(
 ) -> list[MarginalSpec]:
     """Per-feature Pima noise marginals (paper 002 §5.4, Figure 4).
 
-    Each feature's noise has the standard deviation ``snr_noise_std(std(x_train[:, i]), snr)``:
+    Each feature's noise has the standard deviation
+    ``snr_noise_std(std(x_train[:, i]), snr, snr_kind)`` (``ddof=1``):
     normal with that sigma, or exponential with scale = sigma (an exponential's standard
     deviation equals its scale). ``families`` lists one of normal/exponential per column.
     """
@@ -311,7 +314,8 @@ def pima_noise(
     centred: bool,
 ) -> tuple[list[MarginalSpec], np.ndarray]:
     """The NORTA noise of Figure 4 of 002: per-feature marginals of :func:`pima_marginals`
-    (``families``: feature -> normal/exponential, in :data:`PIMA_FEATURES` order) and the
+    (``families``: feature -> normal/exponential, in :data:`PIMA_FEATURES` order; ``snr_kind``:
+    the reading of the ratio, variance or amplitude, :func:`snr_noise_std`) and the
     normal correlation ``2 sin(pi rho / 6)`` of the training set's Spearman ``rho``
     (:func:`reliquant.trees.norta.spearman_to_normal_corr`)."""
     specs = pima_marginals(x_train, [families[f] for f in PIMA_FEATURES], snr, snr_kind, centred)

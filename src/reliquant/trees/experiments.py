@@ -10,7 +10,6 @@ inputs, call one of these and write what it returns.
 * :func:`table2` - Table 2 of 002: MNIST 5x5 random forest, four methods and their runtimes.
 * :func:`table3_size` - Table 3 of 002 for one MNIST size: exact vs Monte Carlo per depth.
 * :func:`table3` - Table 3 of 002: agreement per (size, depth, variance) over every size.
-* :func:`pima` - Figure 4 of 002: Pima XGBoost under NORTA noise.
 * :func:`iris_mixed` - Figure 5 of 001: Iris XGBoost under mixed NORTA noise.
 """
 
@@ -28,19 +27,14 @@ import pyarrow as pa
 from reliquant.core.datasets import IRIS_FEATURES
 from reliquant.core.io import frame_to_markdown
 from reliquant.core.seeding import block_int_seed, block_rng
-from reliquant.trees.agreement import TABLE3_SCHEMA, mc_agreement, r2_score, robustness_summary
+from reliquant.trees.agreement import TABLE3_SCHEMA, mc_agreement, r2_score
 from reliquant.trees.data import (
-    PIMA_FEATURES,
-    PIMA_TARGET,
     MarginalSpec,
-    filter_pima,
     iris_noise,
     mnist_features,
-    pima_noise,
 )
 from reliquant.trees.figures import (
     plot_box_comparison,
-    plot_histogram,
     plot_mc_comparison,
     plot_per_sample,
     plot_runtimes,
@@ -312,60 +306,6 @@ def norta_table(
         method=exp["method"],
     )
     return table, norta_schema(exp["method"] == "engine" and exp["mc_draws"] > 0)
-
-
-def pima(
-    raw: pd.DataFrame, *, exp: Mapping[str, Any], seed: int, threshold: float
-) -> ExperimentResult:
-    """Figure 4 of 002 (Section 5.4): the Pima table filtered (724 subjects), the
-    ``trees.pima`` model, NORTA noise of :func:`reliquant.trees.data.pima_noise`; robustness
-    of every test subject and how many exceed ``threshold``."""
-    frame = filter_pima(raw)
-    x, y = frame[list(PIMA_FEATURES)].to_numpy(float), frame[PIMA_TARGET].to_numpy()
-    fit = fit_split(
-        x,
-        y,
-        model=exp["model"],
-        test_fraction=exp["test_fraction"],
-        seed=seed,
-        block="pima",
-        key="trees.pima.model",
-    )
-    log.info("%s: test accuracy %.4f", describe_model(exp["model"]), fit.accuracy)
-    specs, corr = pima_noise(
-        fit.x_train,
-        families=exp["families"],
-        snr=exp["snr"],
-        snr_kind=exp["snr_kind"],
-        centred=exp["centred"],
-    )
-    for f, s in zip(PIMA_FEATURES, specs, strict=True):
-        log.info("noise %-25s %-11s scale %.4g", f, s.family, s.scale)
-    table, schema = norta_table(fit, specs=specs, corr=corr, exp=exp, seed=seed, key="pima")
-    s = robustness_summary(table["robustness"], threshold)
-    noise = ", ".join(
-        f"{f} {sp.family} (scale {sp.scale:.3g})"
-        for f, sp in zip(PIMA_FEATURES, specs, strict=True)
-    )
-    method = (
-        f"Monte Carlo with {exp['mc_draws']:,} NORTA draws per subject (lower/upper: 95 % "
-        "Clopper-Pearson interval). "
-        if exp["method"] == "monte_carlo"
-        else f"exact engine (gap {exp['engine_tol']:g}, QMC abseps {exp['abseps']:g}). "
-    )
-    text = (
-        f"Paper 002, Figure 4: Pima ({len(frame)} subjects, {len(fit.x_test)} test), "
-        f"{describe_model(exp['model'])}, test accuracy {fit.accuracy:.4f}. Noise: {noise}; "
-        f"scales = training std / sqrt({exp['snr']:g}) (snr_kind={exp['snr_kind']}); normal "
-        "correlation 2 sin(pi rho / 6) from the training set's Spearman rho. Method: "
-        f"{method}Robustness from {s['min']:.4f} to {s['max']:.4f}; {s['n_above']} of "
-        f"{s['n']} above {threshold:g}."
-    )
-    md = markdown_section("Figure 4 (002): Pima robustness under NORTA noise", text, table)
-    title = f"Pima XGBoost ({len(fit.x_test)} test subjects)"
-    return ExperimentResult(
-        table, schema, md, plot_histogram(table["robustness"], threshold, title)
-    )
 
 
 def iris_mixed(iris: pd.DataFrame, *, exp: Mapping[str, Any], seed: int) -> ExperimentResult:

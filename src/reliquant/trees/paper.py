@@ -32,6 +32,12 @@ from reliquant.core.paper import (
     render_summary,
 )
 from reliquant.trees.agreement import r2_score, robustness_summary
+from reliquant.trees.pima import (
+    pima_best_match,
+    pima_cell_name,
+    pima_match_sentence,
+    pima_sensitivity_comparisons,
+)
 
 #: The tree papers, in the order of results/trees/summary.md.
 TREE_PAPERS = ("002", "001")
@@ -175,28 +181,27 @@ def table3_comparisons(table3: pd.DataFrame, paper: Mapping[str, Any]) -> list[C
     ]
 
 
-def pima_comparisons(pima: pd.DataFrame, paper: Mapping[str, Any]) -> list[Comparison]:
+def pima_comparisons(
+    pima: pd.DataFrame, paper: Mapping[str, Any], note: str = ""
+) -> list[Comparison]:
     """Figure 4 of 002: test accuracy, subjects, robustness range, subjects above the
-    paper's threshold (``trees.paper.pima_threshold``)."""
+    paper's threshold (``trees.paper.pima_threshold``), of the per-subject table ``pima`` (the
+    default sensitivity cell, which ``note`` may name)."""
     threshold = _number(paper, "pima_threshold")
     s = robustness_summary(pima["robustness"], threshold)
     accuracy = float(pima["correct"].mean())
-    return [
-        Comparison(
-            "002", "Figure 4: Pima test accuracy", _number(paper, "pima_accuracy"), accuracy
-        ),
-        Comparison("002", "Figure 4: Pima test subjects", _number(paper, "pima_n_test"), s["n"]),
-        Comparison("002", "Figure 4: min robustness", _number(paper, "pima_min"), s["min"]),
-        Comparison("002", "Figure 4: max robustness", _number(paper, "pima_max"), s["max"]),
-        Comparison(
-            "002",
-            f"Figure 4: subjects above {threshold:g}",
-            _number(paper, "pima_n_above"),
-            s["n_above"],
-        ),
+    rows = [
+        ("Figure 4: Pima test accuracy", _number(paper, "pima_accuracy"), accuracy),
+        ("Figure 4: Pima test subjects", _number(paper, "pima_n_test"), s["n"]),
+        ("Figure 4: min robustness", _number(paper, "pima_min"), s["min"]),
+        ("Figure 4: max robustness", _number(paper, "pima_max"), s["max"]),
+        (f"Figure 4: subjects above {threshold:g}", _number(paper, "pima_n_above"), s["n_above"]),
     ]
+    return [Comparison("002", quantity, value, ours, "", note) for quantity, value, ours in rows]
 
 
+#: Columns :func:`pima_best_match` adds: distances of a sensitivity cell to the paper's numbers,
+#: in the order they rank the cells.
 def fully_robust(iris_mixed: pd.DataFrame, tol: float) -> int:
     """Figure 5 of 001: samples with robustness 1, i.e. certified lower bound >= 1 - ``tol``."""
     return int((iris_mixed["lower"] >= 1.0 - tol).sum())
@@ -311,16 +316,34 @@ def paper_comparison(
     paper: Mapping[str, Any],
     iris_tol: float,
     mc_draws: int,
+    pima_sensitivity: pd.DataFrame | None = None,
 ) -> PaperComparison:
     """Every comparison and claim of papers 001/002 from this run's tables (``paper``: the
     ``trees.paper`` config section; ``iris_tol``: the Figure 5 engine tolerance; ``mc_draws``:
-    Table 2's Monte Carlo draws, for the labels). Numbers
+    Table 2's Monte Carlo draws, for the labels; ``pima_sensitivity``: the Pima sensitivity
+    table, whose best-matching cell is compared and named in the notes). Numbers
     computed from wall-clock runtimes go to the markdown only: they differ between runs."""
     n_one = fully_robust(iris_mixed, iris_tol)
+    pima_lines: list[str] = []
+    default_note = ""
+    if pima_sensitivity is not None:
+        defaults = pima_sensitivity[pima_sensitivity["default"]]
+        if len(defaults) == 1:
+            default_note = f"default cell: {pima_cell_name(defaults.iloc[0])}"
+        pima_lines = [
+            "",
+            "Pima (Figure 4): "
+            + pima_match_sentence(pima_best_match(pima_sensitivity, paper), paper),
+        ]
     comparisons = [
         *table1_comparisons(table1, paper),
         *table3_comparisons(table3, paper),
-        *pima_comparisons(pima, paper),
+        *pima_comparisons(pima, paper, default_note),
+        *(
+            []
+            if pima_sensitivity is None
+            else pima_sensitivity_comparisons(pima_sensitivity, paper)
+        ),
         Comparison(
             "001",
             "Figure 5: samples with robustness 1",
@@ -345,5 +368,5 @@ def paper_comparison(
         comparison_frame(comparisons),
         claim_frame(claims),
         summary,
-        notes_markdown({"002": ["", *ratio_lines(ratios)]}),
+        notes_markdown({"002": [*pima_lines, "", *ratio_lines(ratios)]}),
     )

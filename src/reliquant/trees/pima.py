@@ -1,0 +1,338 @@
+"""Figure 4 of paper 002 (Section 5.4): Pima, XGBoost, NORTA noise, and the noise-reading
+sensitivity table.
+
+The paper's text reads its signal-to-noise factor of 10 as a variance factor, its Figure 4
+caption as an amplitude ratio (10/1). :func:`pima` computes the per-subject robustness of
+every (reading, boosting rounds) cell of the ``trees.pima`` config, returns the default cell's
+table and histogram, and the sensitivity table (:data:`PIMA_SENSITIVITY_SCHEMA`);
+:func:`pima_best_match` says which cell the paper's numbers match best (nearest count above
+the threshold, then min robustness, then accuracy), computed from the run.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from reliquant.core.io import frame_to_markdown
+from reliquant.core.paper import Comparison, paper_number
+from reliquant.trees.agreement import robustness_summary
+from reliquant.trees.data import (
+    PIMA_FEATURES,
+    PIMA_TARGET,
+    MarginalSpec,
+    filter_pima,
+    pima_noise,
+    snr_noise_std,
+)
+from reliquant.trees.experiments import ExperimentResult, norta_table
+from reliquant.trees.figures import plot_histogram
+from reliquant.trees.models import FittedSplit, describe_model, fit_split
+
+log = logging.getLogger(__name__)
+
+
+def _number(paper: Mapping[str, Any], key: str) -> Any:
+    return paper_number(paper, key, "trees")
+
+
+PIMA_MATCH_DISTANCES = ("d_above", "d_min", "d_accuracy")
+
+
+def pima_match_distances(sensitivity: pd.DataFrame, paper: Mapping[str, Any]) -> pd.DataFrame:
+    """The Pima sensitivity table (:data:`reliquant.trees.experiments.PIMA_SENSITIVITY_SCHEMA`)
+    with its distances to the paper's Figure 4 numbers (``trees.paper.pima_*``):
+
+    * ``d_above``: |our subjects above the threshold - the paper's ``pima_n_above``|, our
+      count rescaled to the paper's ``pima_n_test`` subjects (the plain count difference when
+      we have as many test subjects as the paper);
+    * ``d_min``: |min robustness - ``pima_min``|; ``d_accuracy``: |accuracy - ``pima_accuracy``|.
+    """
+    scale = _number(paper, "pima_n_test") / sensitivity["n_test"].astype(float)
+    out = sensitivity.copy()
+    out["d_above"] = (out["n_above"] * scale - _number(paper, "pima_n_above")).abs()
+    out["d_min"] = (out["min_robustness"] - _number(paper, "pima_min")).abs()
+    out["d_accuracy"] = (out["accuracy"] - _number(paper, "pima_accuracy")).abs()
+    return out
+
+
+def pima_best_match(sensitivity: pd.DataFrame, paper: Mapping[str, Any]) -> pd.Series:
+    """The sensitivity cell closest to the paper's Figure 4: smallest ``d_above`` (subjects
+    above the threshold), ties broken by ``d_min``, then ``d_accuracy``, then table order
+    (:func:`pima_match_distances`). Returns that row with its distances."""
+    if sensitivity.empty:
+        raise ValueError("the Pima sensitivity table has no cells")
+    ranked = pima_match_distances(sensitivity, paper).reset_index(drop=True)
+    order = ranked.sort_values(list(PIMA_MATCH_DISTANCES), kind="stable")
+    return ranked.loc[order.index[0]]
+
+
+def pima_cell_name(row: pd.Series) -> str:
+    """``amplitude reading, 20 rounds``: a sensitivity cell in words."""
+    return f"{row['reading']} reading, {int(row['rounds'])} rounds"
+
+
+def pima_match_sentence(best: pd.Series, paper: Mapping[str, Any]) -> str:
+    """One sentence: which cell matches the paper's numbers best, and its numbers."""
+    threshold = _number(paper, "pima_threshold")
+    return (
+        f"The paper's numbers ({_number(paper, 'pima_n_above')} of "
+        f"{_number(paper, 'pima_n_test')} above {threshold:g}, min "
+        f"{_number(paper, 'pima_min'):g}, accuracy {_number(paper, 'pima_accuracy'):g}) match "
+        f"best the {pima_cell_name(best)} cell: {int(best['n_above'])} of "
+        f"{int(best['n_test'])} above {threshold:g}, min {best['min_robustness']:.3g}, "
+        f"accuracy {best['accuracy']:.3g} (closest in subjects above {threshold:g}, then in "
+        "min robustness, then in accuracy)."
+    )
+
+
+def pima_sensitivity_comparisons(
+    sensitivity: pd.DataFrame, paper: Mapping[str, Any]
+) -> list[Comparison]:
+    """Figure 4: the numbers of the sensitivity cell that matches the paper best
+    (:func:`pima_best_match`); the cell is named in the note."""
+    best = pima_best_match(sensitivity, paper)
+    threshold = _number(paper, "pima_threshold")
+    note = f"{pima_cell_name(best)} (closest of {len(sensitivity)} cells)"
+    prefix = "Figure 4, best-matching sensitivity cell:"
+    return [
+        Comparison(
+            "002",
+            f"{prefix} subjects above {threshold:g}",
+            _number(paper, "pima_n_above"),
+            int(best["n_above"]),
+            "",
+            note,
+        ),
+        Comparison(
+            "002",
+            f"{prefix} min robustness",
+            _number(paper, "pima_min"),
+            float(best["min_robustness"]),
+            "",
+            note,
+        ),
+        Comparison(
+            "002",
+            f"{prefix} test accuracy",
+            _number(paper, "pima_accuracy"),
+            float(best["accuracy"]),
+            "",
+            note,
+        ),
+    ]
+
+
+#: Arrow schema of the Pima sensitivity table (:func:`pima`, ``pima_sensitivity.parquet``):
+#: one row per (reading, rounds) cell, in config order.
+PIMA_SENSITIVITY_SCHEMA = pa.schema(
+    [
+        ("reading", pa.string()),
+        ("rounds", pa.int32()),
+        ("noise_std_factor", pa.float64()),
+        ("n_test", pa.int32()),
+        ("accuracy", pa.float64()),
+        ("n_above", pa.int32()),
+        ("min_robustness", pa.float64()),
+        ("median_robustness", pa.float64()),
+        ("max_robustness", pa.float64()),
+        ("default", pa.bool_()),
+    ]
+)
+
+
+@dataclass(frozen=True)
+class PimaCell:
+    """One cell of the Pima sensitivity table: the model fitted with ``rounds`` boosting rounds,
+    the NORTA noise of one SNR ``reading`` (``specs``, ``corr``) and the per-subject table."""
+
+    reading: str
+    rounds: int
+    fit: FittedSplit
+    specs: list[MarginalSpec]
+    corr: np.ndarray
+    table: pd.DataFrame
+    schema: pa.Schema
+
+
+@dataclass(frozen=True)
+class PimaResult(ExperimentResult):
+    """:func:`pima`'s outputs: the default cell as an :class:`ExperimentResult` (per-subject
+    table, markdown with the sensitivity section, histogram) plus the sensitivity table
+    (columns :data:`PIMA_SENSITIVITY_SCHEMA`) and the default cell itself."""
+
+    sensitivity: pd.DataFrame = field(default_factory=pd.DataFrame)
+    default: PimaCell | None = None
+
+
+def pima_default(exp: Mapping[str, Any]) -> tuple[str, int]:
+    """The ``(reading, rounds)`` of ``trees.pima.default``, checked to be a cell of
+    ``readings`` x ``rounds``; the ``model`` must leave ``n_estimators`` to ``rounds``."""
+    if "n_estimators" in exp["model"]:
+        raise ValueError(
+            "config key trees.pima.model must not set n_estimators: the boosting rounds come "
+            f"from trees.pima.rounds {list(exp['rounds'])}"
+        )
+    reading, rounds = exp["default"]["reading"], int(exp["default"]["rounds"])
+    if reading not in exp["readings"] or rounds not in [int(r) for r in exp["rounds"]]:
+        raise ValueError(
+            f"config key trees.pima.default ({reading}, {rounds} rounds) is not a cell of "
+            f"trees.pima.readings {list(exp['readings'])} x trees.pima.rounds "
+            f"{list(exp['rounds'])}"
+        )
+    return reading, rounds
+
+
+def pima_cell(
+    frame: pd.DataFrame, *, exp: Mapping[str, Any], seed: int, reading: str, rounds: int
+) -> PimaCell:
+    """One sensitivity cell on the filtered Pima ``frame``: the ``trees.pima`` model with
+    ``n_estimators = rounds`` (split and fit seeds of :func:`fit_split` with block ``pima``,
+    so every cell has the same test subjects), the NORTA noise of
+    :func:`reliquant.trees.data.pima_noise` with ``snr_kind = reading``, and
+    :func:`norta_table` with key ``pima`` (the same Monte Carlo streams in every cell)."""
+    x, y = frame[list(PIMA_FEATURES)].to_numpy(float), frame[PIMA_TARGET].to_numpy()
+    model = {**exp["model"], "n_estimators": int(rounds)}
+    fit = fit_split(
+        x,
+        y,
+        model=model,
+        test_fraction=exp["test_fraction"],
+        seed=seed,
+        block="pima",
+        key="trees.pima.model",
+    )
+    specs, corr = pima_noise(
+        fit.x_train,
+        families=exp["families"],
+        snr=exp["snr"],
+        snr_kind=reading,
+        centred=exp["centred"],
+    )
+    table, schema = norta_table(fit, specs=specs, corr=corr, exp=exp, seed=seed, key="pima")
+    log.info(
+        "%s reading, %d rounds: test accuracy %.4f, median robustness %.4f",
+        reading,
+        rounds,
+        fit.accuracy,
+        float(table["robustness"].median()),
+    )
+    return PimaCell(reading, int(rounds), fit, specs, corr, table, schema)
+
+
+def pima_sensitivity(
+    cells: Sequence[PimaCell], *, snr: float, threshold: float, default: tuple[str, int]
+) -> pd.DataFrame:
+    """The sensitivity table (:data:`PIMA_SENSITIVITY_SCHEMA`), one row per cell:
+    ``noise_std_factor`` = noise sigma / training std of every feature (1/sqrt(snr) for the
+    variance reading, 1/snr for the amplitude reading), test accuracy, how many test subjects
+    have robustness above ``threshold``, min/median/max robustness; ``default`` marks the
+    cell of ``default``."""
+    rows = []
+    for c in cells:
+        s = robustness_summary(c.table["robustness"], threshold)
+        rows.append(
+            {
+                "reading": c.reading,
+                "rounds": c.rounds,
+                "noise_std_factor": float(snr_noise_std(np.ones(1), snr, c.reading)[0]),
+                "n_test": s["n"],
+                "accuracy": c.fit.accuracy,
+                "n_above": s["n_above"],
+                "min_robustness": s["min"],
+                "median_robustness": float(np.median(c.table["robustness"])),
+                "max_robustness": s["max"],
+                "default": (c.reading, c.rounds) == default,
+            }
+        )
+    return pd.DataFrame(rows, columns=PIMA_SENSITIVITY_SCHEMA.names)
+
+
+def pima_sensitivity_markdown(
+    sensitivity: pd.DataFrame, paper: Mapping[str, Any], snr: float, threshold: float
+) -> str:
+    """The sensitivity section of ``pima.md``: the table and the cell that matches the
+    paper's numbers best (:func:`reliquant.trees.paper.pima_best_match`)."""
+    best = pima_best_match(sensitivity, paper)
+    text = (
+        'Paper 002 gives its signal-to-noise ratio twice: §5.4 "a signal-noise ratio factor '
+        'of 10 to downscale the variance" (`variance` reading: noise variance = s^2 / '
+        f'{snr:g}, sigma = s / sqrt({snr:g})) and the caption of Figure 4 "signal-to-noise '
+        f"ratio of 10/1\" (`amplitude` reading: sigma = s / {snr:g}), with s the feature's "
+        "training-set standard deviation; the number of boosting rounds is not given. Every "
+        "cell has the same split, test subjects and Monte Carlo streams. "
+        f"`noise_std_factor` = sigma / s; `n_above`: test subjects with robustness above "
+        f"{threshold:g}; `default`: the cell of the per-subject table and the histogram. "
+        + pima_match_sentence(best, paper)
+    )
+    return f"## Sensitivity: SNR reading x boosting rounds\n\n{text}\n\n" + frame_to_markdown(
+        sensitivity, floatfmt=".4g"
+    )
+
+
+def pima(
+    raw: pd.DataFrame, *, exp: Mapping[str, Any], seed: int, paper: Mapping[str, Any]
+) -> PimaResult:
+    """Figure 4 of 002 (Section 5.4): the Pima table filtered (724 subjects), one
+    :func:`pima_cell` per ``trees.pima`` reading x rounds (the sensitivity table of
+    :func:`pima_sensitivity`), and for the ``trees.pima.default`` cell the robustness of every
+    test subject and its histogram. ``paper``: the ``trees.paper`` numbers (``pima_*``; the
+    threshold and the paper's values the best-matching cell is measured against)."""
+    default = pima_default(exp)
+    threshold = float(paper_number(paper, "pima_threshold", "trees"))
+    frame = filter_pima(raw)
+    cells = [
+        pima_cell(frame, exp=exp, seed=seed, reading=reading, rounds=int(rounds))
+        for reading in exp["readings"]
+        for rounds in exp["rounds"]
+    ]
+    sensitivity = pima_sensitivity(cells, snr=exp["snr"], threshold=threshold, default=default)
+    log.info("Pima sensitivity:\n%s", sensitivity.to_string())
+    cell = next(c for c in cells if (c.reading, c.rounds) == default)
+    table, fit, specs = cell.table, cell.fit, cell.specs
+    model = {**exp["model"], "n_estimators": cell.rounds}
+    s = robustness_summary(table["robustness"], threshold)
+    noise = ", ".join(
+        f"{f} {sp.family} (scale {sp.scale:.3g})"
+        for f, sp in zip(PIMA_FEATURES, specs, strict=True)
+    )
+    scale = (
+        f"training std / sqrt({exp['snr']:g})"
+        if cell.reading == "variance"
+        else f"training std / {exp['snr']:g}"
+    )
+    method = (
+        f"Monte Carlo with {exp['mc_draws']:,} NORTA draws per subject (lower/upper: 95 % "
+        "Clopper-Pearson interval). "
+        if exp["method"] == "monte_carlo"
+        else f"exact engine (gap {exp['engine_tol']:g}, QMC abseps {exp['abseps']:g}). "
+    )
+    text = (
+        f"Paper 002, Figure 4: Pima ({len(frame)} subjects, {len(fit.x_test)} test), "
+        f"{describe_model(model)}, test accuracy {fit.accuracy:.4f}. Default cell: "
+        f"`{cell.reading}` reading, {cell.rounds} boosting rounds. Noise: {noise}; scales = "
+        f"{scale}; normal correlation 2 sin(pi rho / 6) from the training set's Spearman rho. "
+        f"Method: {method}Robustness from {s['min']:.4f} to {s['max']:.4f}; {s['n_above']} "
+        f"of {s['n']} above {threshold:g}."
+    )
+    md = (
+        f"# Figure 4 (002): Pima robustness under NORTA noise\n\n{text}\n\n"
+        + pima_sensitivity_markdown(sensitivity, paper, exp["snr"], threshold)
+        + "\n## Per-subject robustness (default cell)\n\n"
+        + frame_to_markdown(table, floatfmt=".6g")
+    )
+    title = f"Pima XGBoost, {cell.reading} SNR, {cell.rounds} rounds ({len(fit.x_test)} test)"
+    return PimaResult(
+        table,
+        cell.schema,
+        md,
+        plot_histogram(table["robustness"], threshold, title),
+        sensitivity=sensitivity,
+        default=cell,
+    )
