@@ -2,6 +2,8 @@
 # source once to parquet. Nothing downstream reads data/raw directly. Verification is per
 # data set (the manifest path's first folder: mnist, pima), so editing the Pima CSV or its
 # digest reruns only the Pima jobs.
+# Resources (threads, mem_mb, runtime in minutes): measured benchmarks/ peaks x 1.5 + 500 MB
+# and wall times x 3, at least 1000 MB and 5 minutes (CONTRIBUTING.md, Resources).
 
 DATA_CODE = code_digest()
 
@@ -33,6 +35,10 @@ rule data_verify:
         "logs/data/verify_{dataset}.log",
     benchmark:
         "benchmarks/data/verify_{dataset}.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
     conda:
         ENV_CORE
     script:
@@ -51,6 +57,10 @@ rule data_mnist:
         "logs/data/mnist.log",
     benchmark:
         "benchmarks/data/mnist.tsv"
+    threads: 1
+    resources:
+        mem_mb=1500,
+        runtime=5,
     conda:
         ENV_CORE
     script:
@@ -68,6 +78,10 @@ rule data_pima:
         "logs/data/pima.log",
     benchmark:
         "benchmarks/data/pima.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
     conda:
         ENV_CORE
     script:
@@ -83,6 +97,10 @@ rule data_iris:
         "logs/data/iris.log",
     benchmark:
         "benchmarks/data/iris.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
     conda:
         ENV_CORE
     script:

@@ -2,6 +2,8 @@
 # train the CNN once -> softmax per partition (train, test, each perturbed partition)
 # -> centroids + K-Means (Table 1, Figures 3-4) -> distance/likelihood matrices (Figure 2,
 # per level, per corruption, mean/std) -> accuracy tables and figures (Figures 1, 5, 6, 7).
+# Resources (threads, mem_mb, runtime in minutes): measured benchmarks/ peaks x 1.5 + 500 MB
+# and wall times x 3, at least 1000 MB and 5 minutes (CONTRIBUTING.md, Resources).
 
 MLM = config["mlm"]
 MLM_CODE = code_digest("mlm")
@@ -65,6 +67,8 @@ rule mlm_train:
         "benchmarks/mlm/train.tsv"
     threads: config["mlm"]["threads"]
     resources:
+        mem_mb=3500,
+        runtime=8,
         gpu=config["mlm"]["gpus_per_job"],
     conda:
         ENV_TORCH
@@ -97,6 +101,8 @@ rule mlm_infer:
         partition="[a-z0-9_]+",
     threads: config["mlm"]["threads"]
     resources:
+        mem_mb=2500,
+        runtime=5,
         gpu=config["mlm"]["gpus_per_job"],
     conda:
         ENV_TORCH
@@ -121,6 +127,10 @@ rule mlm_centroids:
         "logs/mlm/centroids.log",
     benchmark:
         "benchmarks/mlm/centroids.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
     conda:
         ENV_CORE
     script:
@@ -148,6 +158,10 @@ rule mlm_fig_misclustered:
         "logs/mlm/fig_misclustered.log",
     benchmark:
         "benchmarks/mlm/fig_misclustered.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
     conda:
         ENV_CORE
     script:
@@ -167,6 +181,10 @@ rule mlm_matrices:
         "logs/mlm/matrices.log",
     benchmark:
         "benchmarks/mlm/matrices.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
     conda:
         ENV_CORE
     script:
@@ -193,6 +211,10 @@ rule mlm_fig_matrices:
         "logs/mlm/fig_matrices.log",
     benchmark:
         "benchmarks/mlm/fig_matrices.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
     conda:
         ENV_CORE
     script:
@@ -224,6 +246,10 @@ rule mlm_accuracy:
         "logs/mlm/accuracy.log",
     benchmark:
         "benchmarks/mlm/accuracy.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
     conda:
         ENV_CORE
     script:
@@ -247,6 +273,10 @@ rule mlm_fig_pixelation:
         "logs/mlm/fig_pixelation.log",
     benchmark:
         "benchmarks/mlm/fig_pixelation.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
     conda:
         ENV_CORE
     script:
@@ -270,6 +300,10 @@ rule mlm_paper:
         "logs/mlm/paper.log",
     benchmark:
         "benchmarks/mlm/paper.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
     conda:
         ENV_CORE
     script:
@@ -288,6 +322,9 @@ rule bench_mlm:
     benchmark:
         "benchmarks/mlm/bench.tsv"
     threads: config["mlm"]["bench"]["threads"]
+    resources:
+        mem_mb=4000,
+        runtime=15,
     conda:
         ENV_TORCH
     script:

@@ -1,6 +1,8 @@
 # nbc: the synthetic Naive Bayes experiment of paper 000 (Detavernier & De Bock), Section 7.
 # distributions -> one job per (N_train, gamma) cell (metrics) -> curves per cell ->
 # AUC table + claims check, Figure 1 (means) and Figure 2 (standard deviations).
+# Resources (threads, mem_mb, runtime in minutes): measured benchmarks/ peaks x 1.5 + 500 MB
+# and wall times x 3, at least 1000 MB and 5 minutes (CONTRIBUTING.md, Resources).
 
 from reliquant.nbc.settings import check_settings
 
@@ -53,6 +55,10 @@ rule nbc_distributions:
         "logs/nbc/distributions.log",
     benchmark:
         "benchmarks/nbc/distributions.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
     conda:
         ENV_CORE
     script:
@@ -73,6 +79,10 @@ rule nbc_cell:
         "logs/nbc/cell_n{nbc_n}_g{nbc_g}.log",
     benchmark:
         "benchmarks/nbc/cell_n{nbc_n}_g{nbc_g}.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
     conda:
         ENV_CORE
     script:
@@ -90,6 +100,10 @@ rule nbc_curves:
         "logs/nbc/curves_n{nbc_n}_g{nbc_g}.log",
     benchmark:
         "benchmarks/nbc/curves_n{nbc_n}_g{nbc_g}.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
     conda:
         ENV_CORE
     script:
@@ -111,6 +125,10 @@ rule nbc_auc:
         "logs/nbc/auc.log",
     benchmark:
         "benchmarks/nbc/auc.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
     conda:
         ENV_CORE
     script:
@@ -131,6 +149,10 @@ rule nbc_figures:
         "logs/nbc/figures.log",
     benchmark:
         "benchmarks/nbc/figures.tsv"
+    threads: 1
+    resources:
+        mem_mb=1500,
+        runtime=5,
     conda:
         ENV_CORE
     script:
@@ -151,6 +173,10 @@ rule nbc_paper:
         "logs/nbc/paper.log",
     benchmark:
         "benchmarks/nbc/paper.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
     conda:
         ENV_CORE
     script:
@@ -166,6 +192,10 @@ rule bench_nbc:
         "logs/nbc/bench.log",
     benchmark:
         "benchmarks/nbc/bench.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=10,
     conda:
         ENV_CORE
     script:

@@ -4,6 +4,8 @@
 # The `calibrated` preset (pmnist_calibrate) is a separate target that needs the MLM CNN.
 # Speed-only settings (pmnist.chunk_size, pmnist.calibration.batch_size) are no params: the
 # scripts read them from the config, so changing them reruns nothing.
+# Resources (threads, mem_mb, runtime in minutes): measured benchmarks/ peaks x 1.5 + 500 MB
+# and wall times x 3, at least 1000 MB and 5 minutes (CONTRIBUTING.md, Resources).
 
 from reliquant.pmnist.registry import validate_schedule
 
@@ -53,6 +55,10 @@ rule pmnist_clean:
         "logs/pmnist/clean.log",
     benchmark:
         "benchmarks/pmnist/clean.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
     conda:
         ENV_CORE
     script:
@@ -84,6 +90,9 @@ rule pmnist_generate:
     benchmark:
         "benchmarks/pmnist/generate_{corruption}.tsv"
     threads: 1
+    resources:
+        mem_mb=1500,
+        runtime=5,
     conda:
         ENV_CORE
     script:
@@ -109,6 +118,10 @@ rule pmnist_summary:
         "logs/pmnist/summary.log",
     benchmark:
         "benchmarks/pmnist/summary.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
     conda:
         ENV_CORE
     script:
@@ -131,6 +144,10 @@ rule pmnist_grid:
         "logs/pmnist/grid.log",
     benchmark:
         "benchmarks/pmnist/grid.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
     conda:
         ENV_CORE
     script:
@@ -156,6 +173,9 @@ rule pmnist_calibrate:
     benchmark:
         "benchmarks/pmnist/calibrate.tsv"
     threads: 2
+    resources:
+        mem_mb=1500,
+        runtime=5,
     conda:
         ENV_TORCH
     script:
@@ -174,6 +194,9 @@ rule bench_pmnist:
     benchmark:
         "benchmarks/pmnist/bench.tsv"
     threads: PMNIST["bench"]["workers"]
+    resources:
+        mem_mb=4000,
+        runtime=10,
     conda:
         ENV_CORE
     script:

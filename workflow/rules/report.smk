@@ -1,5 +1,7 @@
 # Report: the cross-paper summary (every topic's paper comparison and claims) and the
 # benchmark collection, and the environment of the run.
+# Resources (threads, mem_mb, runtime in minutes): measured benchmarks/ peaks x 1.5 + 500 MB
+# and wall times x 3, at least 1000 MB and 5 minutes (CONTRIBUTING.md, Resources).
 
 import importlib.metadata
 
@@ -36,6 +38,10 @@ rule report_summary:
         "logs/report/summary.log",
     benchmark:
         "benchmarks/report/summary.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
     conda:
         ENV_CORE
     script:
@@ -53,6 +59,10 @@ rule bench:
         "logs/report/bench.log",
     benchmark:
         "benchmarks/report/bench.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
     conda:
         ENV_CORE
     script:
@@ -72,6 +82,10 @@ rule report_environment:
         "logs/report/environment.log",
     benchmark:
         "benchmarks/report/environment.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
     conda:
         ENV_TORCH
     script:

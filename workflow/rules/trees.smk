@@ -1,6 +1,8 @@
 # trees: probabilistic robustness of tree ensembles (papers 001/002, Section 5).
 # One job per experiment (Table 1, Table 2, Figure 4 of 002, Figure 5 of 001) and one per
 # resized MNIST size of Table 3; a summary job compares every number with the papers'.
+# Resources (threads, mem_mb, runtime in minutes): measured benchmarks/ peaks x 1.5 + 500 MB
+# and wall times x 3, at least 1000 MB and 5 minutes (CONTRIBUTING.md, Resources).
 
 TREES = config["trees"]
 TREES_CODE = code_digest("trees")
@@ -72,6 +74,10 @@ rule trees_table1:
         "logs/trees/table1.log",
     benchmark:
         "benchmarks/trees/table1.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
     conda:
         ENV_CORE
     script:
@@ -101,6 +107,10 @@ rule trees_table2:
         "logs/trees/table2.log",
     benchmark:
         "benchmarks/trees/table2.tsv"
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=7,
     conda:
         ENV_CORE
     script:
@@ -122,6 +132,10 @@ rule trees_table3_size:
         "logs/trees/table3_size{trees_size}.log",
     benchmark:
         "benchmarks/trees/table3_size{trees_size}.tsv"
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=10,
     conda:
         ENV_CORE
     script:
@@ -149,6 +163,10 @@ rule trees_table3:
         "logs/trees/table3.log",
     benchmark:
         "benchmarks/trees/table3.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
     conda:
         ENV_CORE
     script:
@@ -179,6 +197,10 @@ rule trees_pima:
         "logs/trees/pima.log",
     benchmark:
         "benchmarks/trees/pima.tsv"
+    threads: 1
+    resources:
+        mem_mb=1500,
+        runtime=15,
     conda:
         ENV_CORE
     script:
@@ -209,6 +231,10 @@ rule trees_iris_mixed:
         "logs/trees/iris_mixed.log",
     benchmark:
         "benchmarks/trees/iris_mixed.tsv"
+    threads: 1
+    resources:
+        mem_mb=1500,
+        runtime=5,
     conda:
         ENV_CORE
     script:
@@ -238,6 +264,10 @@ rule trees_paper:
         "logs/trees/paper.log",
     benchmark:
         "benchmarks/trees/paper.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
     conda:
         ENV_CORE
     script:
@@ -258,6 +288,9 @@ rule bench_trees:
     benchmark:
         "benchmarks/trees/bench.tsv"
     threads: 2
+    resources:
+        mem_mb=4000,
+        runtime=20,
     conda:
         ENV_CORE
     script:
