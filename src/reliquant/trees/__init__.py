@@ -3,7 +3,8 @@
 Modules
 -------
 structure    the tree-ensemble representation, exact split and label semantics
-extract      fitted scikit-learn and XGBoost classifiers read into a TreeEnsemble
+extract      fitted scikit-learn, XGBoost and LightGBM classifiers read into a TreeEnsemble
+boosting     LightGBM and scikit-learn gradient boosting read into a TreeEnsemble
 box_mass     noise models (independent, correlated, NORTA) and the mass of a box
 norta        NORTA marginals and the Spearman-to-normal correlation map
 boxes        the papers' grid method and its 99 % pruning
@@ -20,7 +21,8 @@ models       model fitting from a config ``model:`` key (decision tree, random f
 per_sample   per-sample robustness by grid, 99 % grid, engine and Monte Carlo side by side
 agreement    R^2 and agreement summaries between robustness estimates (Table 3, Figure 4)
 figures      the figures of Section 5
-experiments  one function per experiment job of Section 5 (Tables 1-3, Pima, Iris mixed noise)
+experiments  one function per experiment job of Section 5 (Tables 1-3, Iris mixed noise)
+pima         Figure 4 of 002: Pima under NORTA noise, the noise-reading sensitivity table
 paper        the papers' numbers and claims beside ours (via reliquant.core.paper)
 """
 

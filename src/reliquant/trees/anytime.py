@@ -196,7 +196,8 @@ def robustness(
 ) -> RobustnessResult:
     """R(x) = P(f(x') = f(x)) for ``x' ~ noise`` around ``x`` within ``time_budget`` s.
 
-    ``model``: a fitted scikit-learn tree classifier / forest or XGBoost classifier (or a
+    ``model``: a fitted scikit-learn tree classifier, forest or gradient boosting classifier
+    (classic or histogram), an XGBoost or LightGBM classifier or Booster (or a
     :class:`TreeEnsemble`). ``noise``: :class:`reliquant.trees.noise.Gaussian` or
     :class:`reliquant.trees.noise.Norta` (bound to ``x`` here), or a bound model of
     :mod:`reliquant.trees.box_mass`. ``tol``: certified gap that counts as exact;

@@ -1,13 +1,16 @@
-"""Fitted scikit-learn and XGBoost classifiers read into a :class:`TreeEnsemble`.
+"""Fitted scikit-learn, XGBoost and LightGBM classifiers read into a :class:`TreeEnsemble`.
 
 Supported: scikit-learn ``DecisionTreeClassifier``, ``ExtraTreeClassifier``,
 ``RandomForestClassifier``, ``ExtraTreesClassifier``; XGBoost ``XGBClassifier`` and
 ``Booster`` with objective ``binary:logistic`` (label ``sigmoid32(margin) > 0.5``),
 ``multi:softprob`` (argmax of the float32 softmax) or ``multi:softmax`` (argmax of the
 margins), numerical splits only (see :mod:`reliquant.trees.structure` for the semantics).
-Anything else raises a ``ValueError`` saying what is supported: regressors (robustness is
-the probability that the *label* stays, which needs a classifier), multi-output models, and
-pipelines (pass the final estimator and the transformed sample instead).
+scikit-learn ``HistGradientBoostingClassifier`` and ``GradientBoostingClassifier`` and
+LightGBM ``LGBMClassifier`` / ``Booster`` (binary, multiclass) are read by
+:mod:`reliquant.trees.boosting`. Anything else raises a ``ValueError`` saying what is
+supported: regressors (robustness is the probability that the *label* stays, which needs a
+classifier), multi-output models, categorical splits, and pipelines (pass the final
+estimator and the transformed sample instead).
 
 Public API: :func:`extract_model` (re-exported as ``structure.extract_ensemble``).
 """
@@ -23,8 +26,9 @@ from reliquant.trees.structure import Tree, TreeEnsemble
 
 SUPPORTED = (
     "scikit-learn DecisionTreeClassifier, ExtraTreeClassifier, RandomForestClassifier, "
-    "ExtraTreesClassifier, or an XGBoost XGBClassifier / Booster (binary:logistic, "
-    "multi:softprob, multi:softmax)"
+    "ExtraTreesClassifier, HistGradientBoostingClassifier, GradientBoostingClassifier, an "
+    "XGBoost XGBClassifier / Booster (binary:logistic, multi:softprob, multi:softmax), or a "
+    "LightGBM LGBMClassifier / Booster (binary, multiclass), with numerical splits"
 )
 
 
@@ -75,10 +79,19 @@ def _refuse_sklearn(model) -> None:
 
 
 def _extract_sklearn(model) -> TreeEnsemble:
-    from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+    from sklearn.ensemble import (
+        ExtraTreesClassifier,
+        GradientBoostingClassifier,
+        HistGradientBoostingClassifier,
+        RandomForestClassifier,
+    )
     from sklearn.tree import DecisionTreeClassifier, ExtraTreeClassifier
 
     _refuse_sklearn(model)
+    if isinstance(model, HistGradientBoostingClassifier | GradientBoostingClassifier):
+        from reliquant.trees.boosting import extract_sklearn_boosting
+
+        return extract_sklearn_boosting(model)
     if isinstance(model, DecisionTreeClassifier | ExtraTreeClassifier):
         trees = (_from_sklearn_tree(model, normalise=False),)
     elif isinstance(model, RandomForestClassifier | ExtraTreesClassifier):
@@ -231,6 +244,10 @@ def extract_model(model) -> TreeEnsemble:
         return _extract_sklearn(model)
     if mod.startswith("xgboost"):
         return _extract_xgboost(model)
+    if mod.startswith("lightgbm"):
+        from reliquant.trees.boosting import extract_lightgbm
+
+        return extract_lightgbm(model)
     raise ValueError(
         f"unsupported model type {type(model).__module__}.{type(model).__name__}: expected a "
         f"{SUPPORTED}; for a pipeline pass its final estimator and the transformed sample"

@@ -16,6 +16,7 @@ Draws come in blocks of ``BLOCK``, for a :class:`reliquant.trees.plan.Plan`:
    are added to the fixed trees' sum (float64). If the top class leads the runner-up by
    more than ``plan.eps`` that is the label; otherwise the scores are recomputed exactly as
    the library does (every tree in order; float32 margins with XGBoost's sigmoid/softmax;
+   float64 margins with LightGBM's sigmoid/softmax or scikit-learn's sign rules;
    :mod:`reliquant.trees.structure`).
 
 Random numbers: SplitMix64 (Steele, Lea & Flood 2014) per chunk of draws, each chunk seeded
@@ -167,10 +168,42 @@ def _stratify(p, state, bins, n):
 
 
 @njit(cache=True)
+def _link64(p, s):
+    """Label of float64 margins ``s`` (``(0, margin)`` when binary) under ``p.link``, in the
+    library's arithmetic (``exp`` is C's, as LightGBM's ``std::exp``)."""
+    if p.link == 3:  # GradientBoostingClassifier: margin >= 0
+        return 1 if s[1] >= 0.0 else 0
+    if p.link == 4:  # LightGBM binary: p = 1 / (1 + exp(-sigmoid * margin)), 1 iff p > 1 - p
+        prob = 1.0 / (1.0 + np.exp(-(p.link_scale * s[1])))
+        return 1 if prob > 1.0 - prob else 0
+    if p.link == 5:  # LightGBM Common::Softmax, then the first argmax
+        K = s.shape[0]
+        wmax = s[0]
+        for c in range(1, K):
+            wmax = max(s[c], wmax)
+        e = np.empty(K)
+        wsum = 0.0
+        for c in range(K):
+            e[c] = np.exp(s[c] - wmax)
+            wsum += e[c]
+        for c in range(K):
+            e[c] /= wsum
+        return np.argmax(e)
+    return np.argmax(s)  # first argmax; binary (0, margin): margin > 0
+
+
+@njit(cache=True)
 def _exact_label(p, live_leaf):
     """The library's label from every tree's leaf, in tree order and its arithmetic."""
     K = p.const_scores.shape[0]
     n = p.live_pos.shape[0]
+    if p.margin64:
+        s = p.base64.copy()
+        for k in range(n):
+            c = p.tree_class[k]
+            pos = p.live_pos[k]
+            s[c] += p.fixed_vals[k, c] if pos < 0 else p.leaf_vals[live_leaf[pos], c]
+        return _link64(p, s)
     if not p.margin:
         s = np.zeros(K)
         for k in range(n):

@@ -3,7 +3,9 @@
 For one sample with label y and a root box: the leaves reachable from the root, their path
 conditions (the splits that still cut the root), the score differences v_y - v_c per leaf and
 other class c, the constant part of the score from trees with a single reachable leaf, and
-``eps``, the rounding margin below which a box's label is taken leaf by leaf.
+``eps``, the rounding margin below which a box's label is taken leaf by leaf (float64 sums
+for ``mean_proba`` and ``margin64``, float32 for ``margin``; :func:`link_eps` adds the margin
+below which the library's link, not the sign or argmax of the scores, decides).
 """
 
 from __future__ import annotations
@@ -13,6 +15,29 @@ import numpy as np
 from reliquant.trees.structure import TreeEnsemble
 
 MARGIN_LINK_EPS = 1e-6  # score gap below which an XGBoost box is labelled leaf by leaf
+# the same for LightGBM's float64 sigmoid / softmax, which follow the margin's sign / argmax
+# except within about 2e-16 of a tie (structure.sigmoid64_label, softmax64_label)
+LINK64_EPS = 1e-12
+
+
+def link_eps(ens: TreeEnsemble) -> float:
+    """Score gap below which the library's link, not the margin, may decide the label."""
+    if ens.aggregation == "margin":
+        # XGBoost labels by float32 sigmoid / softmax: label 1 needs a margin above
+        # 9e-8, and classes closer than a few float32 ulps of 1 tie (structure.sigmoid32)
+        return MARGIN_LINK_EPS
+    if ens.link == "sigmoid64":
+        return LINK64_EPS / ens.link_scale
+    return LINK64_EPS if ens.link == "softmax64" else 0.0
+
+
+def score_unit_and_base(ens: TreeEnsemble) -> tuple[float, np.ndarray]:
+    """Unit roundoff of the ensemble's score arithmetic and its base scores as added."""
+    if ens.aggregation == "mean_proba":
+        return float(np.finfo(np.float64).eps), np.zeros(ens.n_classes)
+    if ens.aggregation == "margin64":
+        return float(np.finfo(np.float64).eps), ens.base_margin.astype(np.float64)
+    return float(np.finfo(np.float32).eps), ens.base_margin.astype(np.float32).astype(np.float64)
 
 
 class LeafTables:
@@ -24,12 +49,7 @@ class LeafTables:
         K = ens.n_classes
         others = np.array([c for c in range(K) if c != y], dtype=np.int64)
         # exact leaf values in float64 and the eps that covers the library's rounding
-        if ens.aggregation == "mean_proba":
-            unit = np.finfo(np.float64).eps
-            base = np.zeros(K)
-        else:
-            unit = float(np.finfo(np.float32).eps)
-            base = ens.base_margin.astype(np.float32).astype(np.float64)
+        unit, base = score_unit_and_base(ens)
         leaf_rows = []  # (tree, node, cond list)
         const_leaf = np.full(ens.n_trees, -1, dtype=np.int64)
         max_abs = 0.0
@@ -62,10 +82,7 @@ class LeafTables:
         self.live_trees = np.array(live_trees, dtype=np.int64)
         n_scale = ens.n_trees + 1
         self.eps = 4.0 * n_scale * unit * (max_abs + float(np.abs(base).max(initial=0.0))) + 1e-300
-        if ens.aggregation == "margin":
-            # XGBoost labels by float32 sigmoid / softmax: label 1 needs a margin above
-            # 9e-8, and classes closer than a few float32 ulps of 1 tie (structure.sigmoid32)
-            self.eps = max(self.eps, MARGIN_LINK_EPS)
+        self.eps = max(self.eps, link_eps(ens))
         # constant part of s_y - s_c
         const_diff = base[y] - base[others]
         for k in np.nonzero(const_leaf >= 0)[0]:

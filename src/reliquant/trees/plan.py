@@ -27,11 +27,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from reliquant.trees.leaf_tables import MARGIN_LINK_EPS
+from reliquant.trees.leaf_tables import link_eps, score_unit_and_base
 from reliquant.trees.noise import fixed_features, normal_cdf, normal_correlation, normal_scores
 from reliquant.trees.structure import TreeEnsemble
 
-LINK_CODES = {"argmax": 0, "sigmoid32": 1, "softmax32": 2}
+LINK_CODES = {"argmax": 0, "sigmoid32": 1, "softmax32": 2, "ge0": 3, "sigmoid64": 4, "softmax64": 5}
 MAX_CUTS = 32_000  # bins are stored as int16
 LEAF_CUT = 32_767  # a leaf's cut: every bin is <= it
 
@@ -63,6 +63,9 @@ class Plan(NamedTuple):
     margin: bool  # XGBoost arithmetic (float32 margins) vs mean of probabilities
     binary: bool  # binary margin model: scores (0, margin)
     link: int  # LINK_CODES
+    margin64: bool  # float64 margins (LightGBM, scikit-learn gradient boosting)
+    base64: np.ndarray  # float64[K]
+    link_scale: float  # the sigmoid64 link's factor
     cum: np.ndarray  # float64[S]: cumulative stratum probabilities (last = 1)
     box_ptr: np.ndarray  # int64[S + 1]
     ov_feat: np.ndarray  # int64: overridden feature
@@ -131,15 +134,13 @@ def _compact(tree, vals, root_lo, root_hi, fmap, cuts, nodes, leaf_rows) -> tupl
 def _decision_eps(ens: TreeEnsemble) -> float:
     """Score gap above which float64 sums in any order give the library's label (the exact
     engine's margin, :class:`reliquant.trees.leaf_tables.LeafTables`)."""
-    if ens.aggregation == "mean_proba":
-        unit, base = np.finfo(np.float64).eps, 0.0
-    else:
-        unit, base = float(np.finfo(np.float32).eps), float(np.abs(ens.base_margin).max())
+    unit, _ = score_unit_and_base(ens)
+    base = 0.0 if ens.aggregation == "mean_proba" else float(np.abs(ens.base_margin).max())
     max_abs = sum(
         float(np.abs(ens.tree_scores(k)[t.left < 0]).max()) for k, t in enumerate(ens.trees)
     )
     eps = 4.0 * (ens.n_trees + 1) * unit * (max_abs + base) + 1e-300
-    return max(eps, MARGIN_LINK_EPS) if ens.aggregation == "margin" else eps
+    return max(eps, link_eps(ens))
 
 
 def bin_ranges(plan: Plan, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -238,9 +239,7 @@ def build_plan(
     leaf_rows: list = []
     roots, depths, live_pos = [], [], np.full(ens.n_trees, -1, dtype=np.int64)
     fixed_vals = np.zeros((ens.n_trees, K))
-    const = ens.base_margin.astype(np.float32).astype(np.float64).copy()
-    if ens.aggregation == "mean_proba":
-        const[:] = 0.0
+    const = score_unit_and_base(ens)[1].astype(np.float64).copy()
     for k, (t, (leaves, _)) in enumerate(zip(ens.trees, pruned, strict=True)):
         vals = ens.tree_scores(k).astype(np.float64)
         if len(leaves) == 1:
@@ -252,7 +251,8 @@ def build_plan(
         roots.append(root)
         depths.append(depth)
     nd = np.array(nodes, dtype=np.int32).reshape(-1, 5)
-    binary = ens.aggregation == "margin" and K == 2 and bool(np.all(ens.tree_class == 1))
+    margin64 = ens.aggregation == "margin64"
+    binary = ens.aggregation != "mean_proba" and K == 2 and bool(np.all(ens.tree_class == 1))
     plan = Plan(
         y=int(y), correlated=correlated, features=feats, off=off, xcut=xcut, zcut=zcut, cdf=cdf, mode=mode, chol=chol,
         nodes=np.ascontiguousarray(nd[:, :4]), node_leaf=nd[:, 4].copy(),
@@ -261,7 +261,8 @@ def build_plan(
         eps=_decision_eps(ens), live_pos=live_pos, fixed_vals=fixed_vals,
         tree_class=np.asarray(ens.tree_class, dtype=np.int64),
         base32=ens.base_margin.astype(np.float32), margin=ens.aggregation == "margin",
-        binary=binary, link=LINK_CODES[ens.link],
+        binary=binary, link=LINK_CODES[ens.link], margin64=margin64,
+        base64=ens.base_margin.astype(np.float64), link_scale=float(ens.link_scale),
         **_no_strata(),
     )  # fmt: skip
     if strata is not None:

@@ -7,8 +7,12 @@ fitted tree model. Getting a box's label *exactly* right needs the library's rea
   float64 threshold (``predict`` casts ``X`` to float32 first).
 * XGBoost (``rule="lt32"``): ``float32(x) < float32(t)`` goes left; split conditions are
   float32 and are parsed from the saved JSON model as float32.
+* scikit-learn ``HistGradientBoostingClassifier`` (``rule="le64"``): ``x <= t`` in float64.
+* LightGBM (``rule="le64z"``): ``z <= t`` in float64, where ``z`` is ``x`` except that
+  ``|x| <= 1e-35f`` (``kZeroThreshold``) reads as 0: its predict keeps only the entries of a
+  dense row above that in magnitude, so ``x = 1e-36`` goes where 0 goes.
 
-Both rules are monotone in ``x``, so each is equivalent to a plain float64 rule
+All rules are monotone in ``x``, so each is equivalent to a plain float64 rule
 ``x <= b`` with an *effective boundary* ``b`` (:func:`effective_boundary`), exact for every
 float64 ``x``. :attr:`Tree.boundary` holds it; every box method (grid, exact engine) cuts at
 boundaries, so a box never straddles the model's real decision surface.
@@ -22,17 +26,26 @@ Aggregation (``TreeEnsemble.aggregation``):
 * ``"margin"`` (XGBoost): score[k] = base_margin[k] + sum of the leaf values of the trees
   that score class ``k`` (``tree_info``), accumulated in float32 in tree order; binary
   models use the two scores ``(0, margin)``.
+* ``"margin64"`` (LightGBM, scikit-learn gradient boosting): as ``"margin"`` but in float64:
+  score[k] = base_margin[k] + the leaf values of class ``k``'s trees, added in tree order
+  (``GradientBoostingClassifier`` leaves hold ``learning_rate * value``, as it adds them).
 
 Label (``TreeEnsemble.link``): ``"argmax"`` takes the first argmax of the scores
 (scikit-learn; XGBoost ``multi:softmax``). XGBoost classifiers decide on float32
 probabilities, so near-ties differ from the raw margin: ``"sigmoid32"`` (binary:logistic)
 gives label 1 iff ``sigmoid32(margin) > 0.5`` and ``"softmax32"`` (multi:softprob) is the
 first argmax of ``softmax32(scores)``, both in XGBoost's float32 arithmetic
-(:func:`sigmoid32`, :func:`softmax32`; ``src/common/math.h``).
+(:func:`sigmoid32`, :func:`softmax32`; ``src/common/math.h``). Float64 links: ``"ge0"``
+(``GradientBoostingClassifier``: label 1 iff margin >= 0; ``HistGradientBoostingClassifier``
+says > 0, i.e. ``"argmax"`` of ``(0, margin)``), ``"sigmoid64"`` (LightGBM binary: with
+``p = 1 / (1 + exp(-link_scale * margin))``, label 1 iff ``p > 1 - p``) and ``"softmax64"``
+(LightGBM multiclass: first argmax of ``Common::Softmax``), with C's ``exp`` (``math.exp``)
+wherever the rounding can matter (:func:`sigmoid64_label`, :func:`softmax64_label`).
 
 Public API: :class:`Tree`, :class:`TreeEnsemble` (``predict``, ``predict_index``,
 ``scores``, ``leaf_indices``, ``label_from_leaves``, ``thresholds``), :func:`extract_ensemble`,
-:func:`effective_boundary`, :func:`label_from_scores`, :func:`sigmoid32`, :func:`softmax32`.
+:func:`effective_boundary`, :func:`label_from_scores`, :func:`sigmoid32`, :func:`softmax32`,
+:func:`sigmoid64_label`, :func:`softmax64_label`.
 """
 
 from __future__ import annotations
@@ -42,9 +55,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-RULES = ("le32", "lt32")
-AGGREGATIONS = ("mean_proba", "margin")
-LINKS = ("argmax", "sigmoid32", "softmax32")
+RULES = ("le32", "lt32", "le64", "le64z")
+AGGREGATIONS = ("mean_proba", "margin", "margin64")
+LINKS = ("argmax", "sigmoid32", "softmax32", "ge0", "sigmoid64", "softmax64")
+LGBM_ZERO = float(np.float32(1e-35))  # LightGBM's kZeroThreshold: |x| <= it reads as 0
+NEAR_TIE64 = 1e-8  # float64 margin gap beyond which sigmoid64 / softmax64 follow the margin
 
 
 def sigmoid32(margin: np.ndarray) -> np.ndarray:
@@ -73,8 +88,52 @@ def softmax32(scores: np.ndarray) -> np.ndarray:
     return e / wsum.astype(np.float32)[:, None]
 
 
-def label_from_scores(scores: np.ndarray, link: str) -> np.ndarray:
-    """Class index per row of ``scores`` under the model's ``link`` (module docstring)."""
+def _exp(x: float) -> float:
+    """C's ``exp`` (``math.exp``, which raises where C overflows to inf)."""
+    return math.exp(x) if x < 709.0 else math.inf
+
+
+def sigmoid64_label(margin: np.ndarray, scale: float = 1.0) -> np.ndarray:
+    """LightGBM binary: 1 iff ``p > 1 - p``, ``p = 1 / (1 + exp(-scale * margin))`` in float64.
+
+    That is ``scale * margin`` above about 1.7e-16, not above 0; beyond ``NEAR_TIE64`` the sign
+    decides, below it the library's arithmetic is replayed with C's ``exp``."""
+    u = float(scale) * np.asarray(margin, dtype=np.float64)
+    out = (u > 0).astype(np.int64)
+    for i in np.nonzero(np.abs(u) < NEAR_TIE64)[0]:
+        p = 1.0 / (1.0 + _exp(-float(u[i])))
+        out[i] = int(p > 1.0 - p)
+    return out
+
+
+def softmax64_label(scores: np.ndarray) -> np.ndarray:
+    """LightGBM multiclass: first argmax of ``Common::Softmax`` (``e_k = exp(s_k - max)``,
+    summed in class order, each divided by the sum), replayed with C's ``exp`` for rows whose
+    two top margins are within ``NEAR_TIE64`` (elsewhere the margin's argmax is the label)."""
+    s = np.asarray(scores, dtype=np.float64)
+    best = np.argmax(s, axis=1)
+    rows = np.arange(s.shape[0])
+    gap = s[rows, best][:, None] - s
+    gap[rows, best] = np.inf
+    for i in np.nonzero(gap.min(axis=1, initial=np.inf) < NEAR_TIE64)[0]:
+        wmax = float(s[i].max())
+        e = [_exp(float(v) - wmax) for v in s[i]]
+        wsum = 0.0
+        for v in e:
+            wsum += v
+        best[i] = int(np.argmax(np.array(e) / wsum))
+    return best
+
+
+def label_from_scores(scores: np.ndarray, link: str, scale: float = 1.0) -> np.ndarray:
+    """Class index per row of ``scores`` under the model's ``link`` (module docstring);
+    ``scale``: ``TreeEnsemble.link_scale`` (LightGBM's ``sigmoid``)."""
+    if link == "ge0":
+        return (scores[:, 1] >= 0).astype(np.int64)
+    if link == "sigmoid64":
+        return sigmoid64_label(scores[:, 1], scale)
+    if link == "softmax64":
+        return softmax64_label(scores)
     if link == "sigmoid32":
         return (sigmoid32(scores[:, 1]) > np.float32(0.5)).astype(np.int64)
     if link == "softmax32":
@@ -110,9 +169,18 @@ def effective_boundary(threshold: np.ndarray, rule: str) -> np.ndarray:
     the largest float32 ``<= t``, that is ``float32(x) <= a``.
     ``rule="lt32"`` (XGBoost): left iff ``float32(x) < c`` (``c = float32(t)``), i.e.
     ``float32(x) <= a`` with ``a`` the float32 just below ``c``.
+    ``rule="le64"``: ``b = t``. ``rule="le64z"`` (LightGBM, ``z = 0`` for ``|x| <= Z``,
+    ``Z = LGBM_ZERO``): ``b = t`` outside ``[-Z, Z)``, ``Z`` for ``0 <= t < Z`` (all of
+    ``[-Z, Z]`` reads 0 <= t), and the float64 below ``-Z`` for ``-Z <= t < 0``.
     Exact for every finite float64 ``x`` (checked by brute force in the tests).
     """
     t = np.asarray(threshold, dtype=np.float64)
+    if rule == "le64":
+        return t.copy()
+    if rule == "le64z":
+        z = LGBM_ZERO
+        inner = np.where(t >= 0, z, np.nextafter(-z, -np.inf))
+        return np.where((t >= z) | (t < -z), t, inner)
     if rule == "le32":
         a = t.astype(np.float32)
         too_big = a.astype(np.float64) > t
@@ -181,14 +249,15 @@ class TreeEnsemble:
 
     trees: the trees in the library's order.
     n_features: input dimension.
-    n_classes: number of classes (2 for a binary XGBoost model).
-    rule: ``"le32"`` (scikit-learn) or ``"lt32"`` (XGBoost), see module docstring.
-    aggregation: ``"mean_proba"`` or ``"margin"``.
+    n_classes: number of classes (2 for a binary margin model).
+    rule: ``"le32"``, ``"lt32"``, ``"le64"`` or ``"le64z"``, see module docstring.
+    aggregation: ``"mean_proba"``, ``"margin"`` (float32) or ``"margin64"``.
     classes: the labels ``predict`` returns (``classes[argmax]``).
     tree_class: int[n_trees], the class a margin tree scores (all -1 for mean_proba).
     base_margin: float64[n_classes], starting scores of a margin model (zeros otherwise).
     source: a short description of the model it came from.
-    link: how scores become a label, ``"argmax"``, ``"sigmoid32"`` or ``"softmax32"``.
+    link: how scores become a label, one of ``LINKS`` (module docstring).
+    link_scale: the factor of the margin inside ``"sigmoid64"`` (LightGBM's ``sigmoid``).
     """
 
     trees: tuple[Tree, ...]
@@ -201,6 +270,7 @@ class TreeEnsemble:
     base_margin: np.ndarray
     source: str = ""
     link: str = "argmax"
+    link_scale: float = 1.0
     _leaf_values: np.ndarray = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -225,8 +295,9 @@ class TreeEnsemble:
             if self.aggregation == "mean_proba":
                 vals.append(np.asarray(tree.value, dtype=np.float64))
             else:
-                v = np.zeros((tree.n_nodes, self.n_classes), dtype=np.float32)
-                v[:, int(self.tree_class[k])] = tree.value[:, 0].astype(np.float32)
+                dt = np.float32 if self.aggregation == "margin" else np.float64
+                v = np.zeros((tree.n_nodes, self.n_classes), dtype=dt)
+                v[:, int(self.tree_class[k])] = tree.value[:, 0].astype(dt)
                 vals.append(v)
         object.__setattr__(self, "_leaf_values", tuple(vals))
 
@@ -252,7 +323,9 @@ class TreeEnsemble:
     def leaf_indices(self, X: np.ndarray) -> np.ndarray:
         """Leaf node id per row and tree, ``(n, n_trees)``, with the library's own rule."""
         X = self._check_X(X)
-        X32 = X.astype(np.float32)
+        if self.rule == "le64z":  # LightGBM reads |x| <= kZeroThreshold as 0
+            X = np.where(np.abs(X) <= LGBM_ZERO, 0.0, X)
+        X32 = X.astype(np.float32) if self.rule in ("le32", "lt32") else X
         out = np.empty((X.shape[0], self.n_trees), dtype=np.int64)
         rows = np.arange(X.shape[0])
         for k, tree in enumerate(self.trees):
@@ -263,7 +336,7 @@ class TreeEnsemble:
                     break
                 f = np.where(inner, tree.feature[node], 0)
                 x = X32[rows, f]
-                if self.rule == "le32":
+                if self.rule != "lt32":  # le32 (x is float32), le64, le64z
                     go_left = x.astype(np.float64) <= tree.threshold[node]
                 else:
                     go_left = x < tree.threshold[node].astype(np.float32)
@@ -283,17 +356,18 @@ class TreeEnsemble:
             if self.n_trees > 1:
                 s /= self.n_trees
             return s
-        s = np.tile(self.base_margin.astype(np.float32), (n, 1))
+        dt = np.float32 if self.aggregation == "margin" else np.float64
+        s = np.tile(self.base_margin.astype(dt), (n, 1))
         for k in range(self.n_trees):
             c = int(self.tree_class[k])
-            s[:, c] += self.trees[k].value[leaves[:, k], 0].astype(np.float32)
+            s[:, c] += self.trees[k].value[leaves[:, k], 0].astype(dt)
         if self.n_classes == 2 and np.all(self.tree_class == 1):
             s[:, 0] = 0.0
         return s
 
     def label_from_leaves(self, leaves: np.ndarray) -> np.ndarray:
         """Class index per row of leaf ids, decided as the library decides (:attr:`link`)."""
-        return label_from_scores(self.scores_from_leaves(leaves), self.link)
+        return label_from_scores(self.scores_from_leaves(leaves), self.link, self.link_scale)
 
     def scores(self, X: np.ndarray) -> np.ndarray:
         """Class scores ``(n, n_classes)`` (mean probabilities or margins)."""
@@ -330,9 +404,11 @@ def extract_ensemble(model) -> TreeEnsemble:
     """Read a fitted model into a :class:`TreeEnsemble` (see :mod:`reliquant.trees.extract`).
 
     Supports scikit-learn ``DecisionTreeClassifier``, ``ExtraTreeClassifier``,
-    ``RandomForestClassifier``, ``ExtraTreesClassifier`` and XGBoost ``XGBClassifier`` /
-    ``Booster`` (binary:logistic, multi:softprob, multi:softmax); anything else (regressors,
-    multi-output models, pipelines) raises a ``ValueError`` that says what is supported.
+    ``RandomForestClassifier``, ``ExtraTreesClassifier``, ``HistGradientBoostingClassifier``,
+    ``GradientBoostingClassifier``, XGBoost ``XGBClassifier`` / ``Booster`` (binary:logistic,
+    multi:softprob, multi:softmax) and LightGBM ``LGBMClassifier`` / ``Booster`` (binary,
+    multiclass); anything else (regressors, multi-output models, pipelines, categorical
+    splits) raises a ``ValueError`` that says what is supported.
     """
     from reliquant.trees.extract import extract_model
 
