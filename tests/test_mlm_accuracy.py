@@ -57,6 +57,7 @@ def test_confusion_frame_round_trips_the_matrix(tmp_path):
 PAPER = {
     "train_accuracy": 0.98,
     "test_accuracy": 0.97,
+    "accuracies_swapped": False,
     "level1_mean_accuracy": 0.8,
     "level10_mean_accuracy": 0.4,
     "perturbed_max_accuracy": 0.9,
