@@ -132,7 +132,7 @@ def test_bad_inputs_name_the_problem() -> None:
     with pytest.raises(ValueError, match="labels take values 0..1"):
         fit_nbc(np.zeros((3, 2), int), np.array([0, 1, 2]), 2, [2, 2], 1.0)
     with pytest.raises(ValueError, match="integer codes"):
-        fit_nbc(np.zeros((3, 2)), np.zeros(3, int), 2, [2, 2], 1.0)
+        fit_nbc(np.full((3, 2), 0.5), np.zeros(3, int), 2, [2, 2], 1.0)
     with pytest.raises(ValueError, match="alpha grid"):
         cv_accuracies(X_TINY, Y_TINY, 2, [2, 3], [0.0, 1.0], np.zeros(5, int))
 

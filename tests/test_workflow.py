@@ -146,7 +146,7 @@ def test_bad_config_fails_before_any_job_naming_the_key(tmp_path, dotted, value)
     [
         ({"grid": {"n_train": [5]}, "fit": {"cv_folds": 10}}, "nbc.fit.cv_folds = 10"),
         ({"design": {"class_probs": [0.5, 0.5, 0.2]}}, "sums to 1.2"),
-        ({"design": {"favoured": [[0, 0, 0, 0]]}}, "nbc.design.favoured has 1 rows"),
+        ({"design": {"favoured": [[0, 0, 0, 0], [1, 1, 1, 1]]}}, "nbc.design.favoured has 2 rows"),
         ({"grid": {"gamma": [0.2, 0.2000001]}}, "name the same cell file"),
     ],
 )
