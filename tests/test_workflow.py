@@ -201,6 +201,16 @@ def test_smoke_runs_are_bit_reproducible(smoke_runs):
 
 
 @pytest.mark.workflow
+def test_every_job_logs_what_it_wrote_with_a_digest(smoke_runs):
+    """No empty logs: each job's log names every output it wrote, with rows/bytes and sha256."""
+    logs = sorted((smoke_runs[0] / "logs").rglob("*.log"))
+    assert len(logs) >= 30, logs
+    for log in logs:
+        text = log.read_text()
+        assert re.search(r"wrote \S+.*sha256 [0-9a-f]{64}", text), f"{log} names no output"
+
+
+@pytest.mark.workflow
 def test_every_figure_is_a_valid_image(smoke_runs):
     figures = sorted((smoke_runs[0] / "results" / "figures").rglob("*.png"))
     assert len(figures) >= 15
