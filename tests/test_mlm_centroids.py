@@ -71,10 +71,43 @@ def test_distances_to_centroids_match_numpy_norm():
 
 
 def test_input_validation_messages():
-    with pytest.raises(ValueError, match="shape \\(n, 10\\)"):
-        cen.class_centroids(np.zeros((5, 9)), np.zeros(5, int))
+    with pytest.raises(ValueError, match="K >= 2"):
+        cen.class_centroids(np.zeros((5, 1)), np.zeros(5, int))
     with pytest.raises(ValueError, match="0..9"):
         cen.class_centroids(np.full((2, 10), 0.1), np.array([0, 10]))
+    with pytest.raises(ValueError, match="0..8"):
+        cen.class_centroids(np.full((2, 9), 1 / 9), np.array([0, 9]))
+    with pytest.raises(ValueError, match="row 1 has NaN"):
+        cen.class_centroids(np.array([[0.9, 0.1], [np.nan, 0.5]]), np.array([0, 1]))
+    with pytest.raises(ValueError, match=r"classes \[1, 2\] have no correctly classified"):
+        cen.class_centroids(np.array([[0.8, 0.1, 0.1], [0.8, 0.1, 0.1]]), np.array([0, 1]))
+    with pytest.raises(ValueError, match="sum to 1"):
+        cen.class_centroids(np.array([[0.9, 0.9], [0.1, 0.9]]), np.array([0, 1]), sum_tol=1e-3)
+    with pytest.raises(ValueError, match=r"init must have shape \(3, 3\)"):
+        cen.refine_centroids(np.full((5, 3), 1 / 3), np.eye(4))
+    with pytest.raises(ValueError, match="at least 3 points"):
+        cen.refine_centroids(np.full((2, 3), 1 / 3), np.eye(3))
+    with pytest.raises(ValueError, match=r"centroids must have shape \(3, 3\)"):
+        cen.distances_to_centroids(np.full((5, 3), 1 / 3), np.eye(10))
+
+
+@pytest.mark.parametrize("k", [2, 3, 7])
+def test_array_functions_take_k_from_the_softmax(k):
+    """K classes, K from the softmax's second dimension: means, K-Means, shift, distances."""
+    rng = np.random.default_rng(20 + k)
+    labels = np.repeat(np.arange(k), 30)
+    s = rng.dirichlet(np.full(k, 0.2), size=len(labels))
+    s[np.arange(len(labels)), labels] += 2.0
+    s /= s.sum(1, keepdims=True)  # every example correctly classified, near its corner
+    mu = cen.class_centroids(s, labels)
+    assert mu.shape == (k, k)
+    for c in range(k):
+        np.testing.assert_allclose(mu[c], s[labels == c].mean(0), rtol=1e-13)
+    res = cen.refine_centroids(s, mu)
+    assert res.centroids.shape == (k, k) and res.assignments.shape == (len(s),)
+    assert cen.centroid_shift(mu, res.centroids).shape == (k,)
+    want = np.linalg.norm(s[:, None, :] - res.centroids[None], axis=2)
+    np.testing.assert_allclose(cen.distances_to_centroids(s, res.centroids), want, rtol=1e-12)
 
 
 def test_choose_examples():

@@ -16,16 +16,17 @@ def random_softmax(rng: np.random.Generator, n: int) -> np.ndarray:
 
 
 def direct_min_distances(s, y, mu):
-    """Eq. 5 by a direct loop over classes, centroids and examples."""
-    out = np.full((K, K), np.nan)
-    for cls in range(K):
-        for c in range(K):
+    """Eq. 5 by a direct loop over classes, centroids and examples (K from ``mu``)."""
+    k = len(mu)
+    out = np.full((k, k), np.nan)
+    for cls in range(k):
+        for c in range(k):
             if c == cls:
                 continue
             best = np.inf
             for i in range(len(s)):
                 if y[i] == cls:
-                    d = np.sqrt(sum((float(s[i, j]) - mu[c, j]) ** 2 for j in range(K)))
+                    d = np.sqrt(sum((float(s[i, j]) - mu[c, j]) ** 2 for j in range(k)))
                     best = min(best, d)
             out[cls, c] = best
     return out
@@ -188,6 +189,55 @@ def test_matrices_long_scopes_match_direct_computation():
     want = mlm.min_distance_matrix(s, y, mu)
     got = with_clean[with_clean.scope == "overall"]
     np.testing.assert_allclose(mlm.long_to_matrix(got, "distance"), want)
+
+
+@pytest.mark.parametrize("k", [2, 3, 7])
+def test_matrix_functions_take_k_from_their_inputs(k):
+    rng = np.random.default_rng(30 + k)
+    n = 25 * k
+    s, y = rng.dirichlet(np.full(k, 0.3), size=n), np.arange(n) % k
+    mu = rng.dirichlet(np.ones(k), size=k)
+    D = mlm.min_distance_matrix(s, y, mu, chunk=17)
+    assert D.shape == (k, k) and np.isnan(np.diag(D)).all()
+    off = ~np.eye(k, dtype=bool)
+    np.testing.assert_allclose(D[off], direct_min_distances(s, y, mu)[off], rtol=1e-12)
+    parts = [mlm.min_distance_matrix(s[a:b], y[a:b], mu) for a, b in [(0, 5), (5, n)]]
+    np.testing.assert_array_equal(mlm.combine_min(parts), D)
+    L = mlm.likelihood_matrix(D)
+    np.testing.assert_allclose(np.nansum(L, axis=1), 1.0, rtol=1e-12)
+    for t in range(k):
+        for c in range(k):
+            if c != t:
+                denom = sum(1.0 / D[t, j] for j in range(k) if j != t)
+                assert L[t, c] == pytest.approx((1.0 / D[t, c]) / denom, rel=1e-12)
+    if k == 2:
+        np.testing.assert_array_equal(L[off], 1.0)
+    stack = np.stack([mlm.likelihood_matrix(rng.uniform(0.1, 1, (k, k))) for _ in range(4)])
+    mean, std = mlm.level_mean_std(stack)
+    np.testing.assert_allclose(mean, np.mean(stack, axis=0))
+    np.testing.assert_allclose(std, np.std(stack, axis=0))
+    long = mlm.matrix_to_long(L, "likelihood")
+    assert len(long) == k * (k - 1)
+    np.testing.assert_array_equal(mlm.long_to_matrix(long), L)
+    # labels of the (n, K) softmax must lie in 0..K-1; centroids must be (K, K)
+    with pytest.raises(ValueError, match=rf"0\.\.{k - 1}"):
+        mlm.min_distance_matrix(s, np.r_[y[:-1], k], mu)
+    with pytest.raises(ValueError, match=rf"centroids must have shape \({k}, {k}\)"):
+        mlm.min_distance_matrix(s[:0], y[:0], np.eye(k + 1))
+
+
+def test_matrix_shape_errors_name_k():
+    with pytest.raises(ValueError, match=r"square \(K, K\) matrix, K >= 2"):
+        mlm.likelihood_matrix(np.ones((3, 4)))
+    with pytest.raises(ValueError, match=r"K >= 2"):
+        mlm.likelihood_matrix(np.ones((1, 1)))
+    with pytest.raises(ValueError, match=r"stack of \(K, K\) matrices"):
+        mlm.combine_min([])
+    with pytest.raises(ValueError, match=r"stack of \(K, K\) matrices"):
+        mlm.level_mean_std(np.ones((2, 3, 4)))
+    big = mlm.matrix_to_long(np.ones((300, 300)), "d")
+    assert big["true"].dtype == np.int64 and big["predicted"].max() == 299
+    assert mlm.long_to_matrix(big, "d").shape == (300, 300)
 
 
 def test_package_imports_without_torch():

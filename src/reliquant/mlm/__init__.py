@@ -5,6 +5,7 @@ Modules
 softmax    softmax table columns, schema and row builder shared by every module (eq. 1)
 centroids  class means, K-Means refinement, Table 1 and misclustered images (eqs. 3-4)
 matrices   nearest-distance and likelihood matrices per scope, mean/std over levels (eqs. 5-10)
+likelihood one call from any K-class softmax to centroids, D and L (eqs. 3-8)
 accuracy   accuracy per corruption and level, confusion matrix (Sections 4.1, 4.4)
 paper      the paper's numbers beside ours and its claims, thresholds from config ``mlm.paper``
 cnn        the CNN of Section 3.1 and its training (imports torch)
@@ -27,6 +28,7 @@ from reliquant.mlm.centroids import (
     distances_to_centroids,
     refine_centroids,
 )
+from reliquant.mlm.likelihood import MLMResult, misclassification_likelihood
 from reliquant.mlm.matrices import (
     likelihood_matrix,
     matrices_long,
@@ -44,6 +46,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "MLMResult",
     "SOFTMAX_SCHEMA",
     "accuracy_by_group",
     "accuracy_report",
@@ -57,6 +60,7 @@ __all__ = [
     "load_model",
     "matrices_long",
     "min_distance_matrix",
+    "misclassification_likelihood",
     "mlm_claims",
     "mlm_comparisons",
     "predict_softmax",

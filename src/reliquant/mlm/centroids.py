@@ -1,10 +1,15 @@
 """Class centroids of paper 004 (Section 3.3 a, eq. 3-4) and Table 1 (Sections 4.2-4.3).
 
 ``mu_c`` is the mean softmax of the training images correctly classified as c (eq. 3);
-K-Means (scikit-learn, ``n_init=1``) started at ``mu_0..mu_9`` on those same softmax outputs
+K-Means (scikit-learn, ``n_init=1``) started at ``mu_0..mu_{K-1}`` on those same softmax outputs
 refines them to ``mu_hat_c``; Table 1 is ``||mu_hat_c - mu_c||``. Images whose K-Means cluster
 is not their class are *misclustered* (Figures 3-4). :func:`centroid_tables` builds every table
 of rule ``mlm_centroids``; their schemas sit beside it.
+
+The array functions (:func:`class_centroids`, :func:`refine_centroids`, :func:`centroid_shift`,
+:func:`distances_to_centroids`) work for any classifier with ``K >= 2`` classes, ``K`` taken from
+the softmax's second dimension. The tables (:func:`centroid_tables`, :func:`centroid_array`
+and the schemas, columns ``p0..p9``) are the workflow's MNIST tables, ``K = 10``.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from sklearn.cluster import KMeans
 
 from reliquant.core.io import frame_to_markdown
 from reliquant.core.seeding import block_int_seed
-from reliquant.mlm.softmax import D_COLUMNS, N_CLASSES, P_COLUMNS, check_softmax
+from reliquant.mlm.softmax import D_COLUMNS, N_CLASSES, P_COLUMNS, check_labels, check_softmax
 
 __all__ = [
     "CENTROIDS_SCHEMA",
@@ -31,6 +36,7 @@ __all__ = [
     "centroid_array",
     "centroid_shift",
     "centroid_tables",
+    "check_centroids",
     "choose_examples",
     "class_centroids",
     "distances_to_centroids",
@@ -62,27 +68,38 @@ MISCLUSTERED_SCHEMA = pa.schema(
 )
 
 
-def class_centroids(softmax: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """Initial centroids ``mu_c`` (eq. 3): mean softmax of the examples correctly classified as c.
+def class_centroids(
+    softmax: np.ndarray, labels: np.ndarray, *, sum_tol: float | None = None
+) -> np.ndarray:
+    """Initial centroids (eq. 3): ``mu_c = 1/|C_c| sum_{x in C_c} s(x)``, where ``C_c`` are the
+    examples of class c correctly classified (``argmax(s) == label``; ties: lowest class).
 
-    "Correctly classified" means ``argmax(s) == label``. Returns float64 ``(10, 10)``, row c =
-    ``mu_c``. Raises ``ValueError`` if some class has no correctly classified example.
+    ``softmax`` is ``(n, K)``, ``labels`` ``(n,)`` in ``0..K-1``, any ``K >= 2``. Returns float64
+    ``(K, K)``, row c = ``mu_c``. Raises ``ValueError`` if some class has no correctly classified
+    example (naming those classes), or for bad inputs (:func:`~reliquant.mlm.softmax.check_softmax`;
+    ``sum_tol`` also checks that rows sum to 1).
     """
-    s = check_softmax(softmax, labels).astype(np.float64)
-    y = np.asarray(labels).astype(np.int64)
+    s = check_softmax(softmax, labels, sum_tol=sum_tol).astype(np.float64)
+    k = s.shape[1]
+    y = check_labels(labels, len(s), k)
     correct = s.argmax(1) == y
-    out = np.empty((N_CLASSES, N_CLASSES))
-    for c in range(N_CLASSES):
-        members = s[correct & (y == c)]
-        if len(members) == 0:
-            raise ValueError(f"class {c} has no correctly classified example; no centroid (eq. 3)")
-        out[c] = members.mean(0)
+    counts = np.bincount(y[correct], minlength=k)
+    empty = np.flatnonzero(counts == 0)
+    if len(empty):
+        which = f"class {empty[0]} has" if len(empty) == 1 else f"classes {empty.tolist()} have"
+        raise ValueError(
+            f"{which} no correctly classified example (argmax(softmax) == label); "
+            "no centroid (eq. 3)"
+        )
+    out = np.empty((k, k))
+    for c in range(k):
+        out[c] = s[correct & (y == c)].mean(0)
     return out
 
 
 @dataclass
 class KMeansResult:
-    """Refined centroids ``mu_hat`` (10, 10), the cluster of each input row, iterations run."""
+    """Refined centroids ``mu_hat`` (K, K), the cluster of each input row, iterations run."""
 
     centroids: np.ndarray
     assignments: np.ndarray
@@ -102,13 +119,24 @@ def refine_centroids(
     class means of :func:`class_centroids`. Cluster k starts at ``init[k]``, so cluster k stays
     the cluster of class k. ``max_iter`` and ``tol`` are scikit-learn's (defaults 300, 1e-4,
     ``tol`` relative to the mean per-feature variance). ``seed`` only matters for ties.
+
+    ``points`` is ``(n, K)`` and ``init`` ``(K, K)``, any ``K >= 2``, with ``n >= K``; each
+    point goes to its nearest centroid, ``k = argmin_k ||s - mu_hat_k||_2``.
     """
-    pts = check_softmax(points).astype(np.float64)
+    pts = check_softmax(points, name="points").astype(np.float64)
+    k = pts.shape[1]
     init = np.asarray(init, dtype=np.float64)
-    if init.shape != (N_CLASSES, N_CLASSES):
-        raise ValueError(f"init must have shape ({N_CLASSES}, {N_CLASSES}); got {init.shape}")
+    if init.shape != (k, k):
+        raise ValueError(
+            f"init must have shape ({k}, {k}), one start per class of the (n, {k}) points; "
+            f"got {init.shape}"
+        )
+    if not np.isfinite(init).all():
+        raise ValueError("init has non-finite values (NaN or inf)")
+    if len(pts) < k:
+        raise ValueError(f"K-Means with {k} clusters needs at least {k} points; got {len(pts)}")
     km = KMeans(
-        n_clusters=N_CLASSES,
+        n_clusters=k,
         init=init,
         n_init=1,
         max_iter=max_iter,
@@ -125,28 +153,45 @@ def refine_centroids(
 
 
 def centroid_shift(initial: np.ndarray, refined: np.ndarray) -> np.ndarray:
-    """Table 1: ``||mu_hat_c - mu_c||_2`` for each class c (float64, length 10)."""
+    """Table 1: ``||mu_hat_c - mu_c||_2`` for each class c (float64, length K)."""
     a, b = np.asarray(initial, dtype=np.float64), np.asarray(refined, dtype=np.float64)
     if a.shape != b.shape:
         raise ValueError(f"centroid arrays differ in shape: {a.shape} vs {b.shape}")
+    if a.ndim != 2:
+        raise ValueError(f"centroids must be 2-D, (K, K); got shape {a.shape}")
     return np.sqrt(((b - a) ** 2).sum(1))
 
 
 def distances_to_centroids(softmax: np.ndarray, centroids: np.ndarray) -> np.ndarray:
-    """``d(s_i, mu_c) = ||s_i - mu_c||_2`` (eq. 4) for every row i and centroid c: float64 (n, 10).
+    """``d(s_i, mu_c) = ||s_i - mu_c||_2`` (eq. 4) for every row i and centroid c: float64 (n, K).
 
+    ``softmax`` is ``(n, K)`` and ``centroids`` ``(K, K)`` (row c = ``mu_c``), any ``K >= 2``.
     Computed from differences (not the ``|a|^2 + |b|^2 - 2ab`` expansion), so a softmax equal
     to a centroid gives exactly 0.
     """
     s = check_softmax(softmax).astype(np.float64)
-    mu = np.asarray(centroids, dtype=np.float64)
-    if mu.shape != (N_CLASSES, N_CLASSES):
-        raise ValueError(f"centroids must have shape ({N_CLASSES}, {N_CLASSES}); got {mu.shape}")
-    out = np.empty((len(s), N_CLASSES))
-    for c in range(N_CLASSES):
+    k = s.shape[1]
+    mu = check_centroids(centroids, k)
+    out = np.empty((len(s), k))
+    for c in range(k):
         diff = s - mu[c]
         out[:, c] = np.sqrt(np.einsum("ij,ij->i", diff, diff))
     return out
+
+
+def check_centroids(centroids: np.ndarray, n_classes: int) -> np.ndarray:
+    """``centroids`` as float64 after checking they are ``(K, K)`` and finite (K = ``n_classes``,
+    the softmax's number of columns); a ``ValueError`` names what came instead."""
+    mu = np.asarray(centroids, dtype=np.float64)
+    k = n_classes
+    if mu.shape != (k, k):
+        raise ValueError(
+            f"centroids must have shape ({k}, {k}), one per class of the (n, {k}) softmax; "
+            f"got {mu.shape}"
+        )
+    if not np.isfinite(mu).all():
+        raise ValueError("centroids have non-finite values (NaN or inf)")
+    return mu
 
 
 def misclustered(labels: np.ndarray, assignments: np.ndarray) -> np.ndarray:

@@ -1,6 +1,7 @@
 """Distance and likelihood matrices of paper 004 (Sections 3.3 b-d, 3.4 and 4.5, eqs. 4-10).
 
-Pipeline, all on softmax outputs ``s in R^10`` (points of the probability simplex):
+Pipeline, all on softmax outputs ``s in R^K`` (points of the probability simplex; any
+``K >= 2`` classes, taken from the arrays' shapes; the workflow's MNIST has ``K = 10``):
 
 a. centroids (eq. 3) and their K-Means refinement ``mu_hat_c``: :mod:`reliquant.mlm.centroids`;
 b. distance (eq. 4): ``d(s, mu_hat_c) = ||s - mu_hat_c||_2``
@@ -21,6 +22,7 @@ negative off-diagonal distance raises ``ValueError``.
 Since ``D`` is a minimum, the matrix of any union of example sets is the elementwise minimum of
 the matrices of its parts (:func:`combine_min`); the workflow computes ``D`` once per
 (corruption, level) cell and derives the whole-set, per-level and per-corruption matrices.
+:func:`reliquant.mlm.likelihood.misclassification_likelihood` runs steps a-d in one call.
 """
 
 from __future__ import annotations
@@ -29,8 +31,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from reliquant.mlm.centroids import distances_to_centroids
-from reliquant.mlm.softmax import N_CLASSES, check_softmax
+from reliquant.mlm.centroids import check_centroids, distances_to_centroids
+from reliquant.mlm.softmax import check_labels, check_softmax
 
 __all__ = [
     "MATRICES_SCHEMA",
@@ -63,13 +65,19 @@ def min_distance_matrix(
 ) -> np.ndarray:
     """Nearest distances ``D[y, c] = min_{x in X_y} d(f(x), mu_c)``, ``c != y`` (eqs. 5, 7).
 
-    Returns float64 (10, 10) with a NaN diagonal. A class with no example in ``labels`` has an
-    all-``+inf`` row (the identity of ``min``), so that :func:`combine_min` over parts is exact;
-    :func:`likelihood_matrix` refuses such rows. Works through ``chunk`` rows at a time.
+    ``softmax`` is ``(n, K)``, ``labels`` ``(n,)`` in ``0..K-1``, ``centroids`` ``(K, K)``; any
+    ``K >= 2``. Returns float64 (K, K) with a NaN diagonal. A class with no example in
+    ``labels`` has an all-``+inf`` row (the identity of ``min``), so that :func:`combine_min`
+    over parts is exact; :func:`likelihood_matrix` refuses such rows. Works through ``chunk``
+    rows at a time.
     """
     s = check_softmax(softmax, labels)
-    y = np.asarray(labels).astype(np.int64)
-    out = np.full((N_CLASSES, N_CLASSES), np.inf)
+    k = s.shape[1]
+    y = check_labels(labels, len(s), k)
+    check_centroids(centroids, k)
+    if chunk < 1:
+        raise ValueError(f"chunk must be >= 1; got {chunk}")
+    out = np.full((k, k), np.inf)
     for start in range(0, len(s), chunk):
         d = distances_to_centroids(s[start : start + chunk], centroids)
         yy = y[start : start + chunk]
@@ -79,13 +87,24 @@ def min_distance_matrix(
     return out
 
 
-def combine_min(matrices: list[np.ndarray] | np.ndarray) -> np.ndarray:
-    """``D`` of a union of example sets: elementwise minimum of the parts' ``D`` (NaN diagonal)."""
+def _square_stack(matrices: list[np.ndarray] | np.ndarray) -> tuple[np.ndarray, int]:
+    """``matrices`` as a float64 stack ``(P, K, K)``, ``P >= 1``, ``K >= 2``, and its ``K``."""
     stack = np.asarray(matrices, dtype=np.float64)
-    if stack.ndim != 3 or stack.shape[1:] != (N_CLASSES, N_CLASSES) or len(stack) == 0:
-        raise ValueError(f"need a non-empty stack of (10, 10) matrices; got shape {stack.shape}")
-    off = ~np.eye(N_CLASSES, dtype=bool)
-    out = np.full((N_CLASSES, N_CLASSES), np.nan)
+    if stack.ndim != 3 or len(stack) == 0 or stack.shape[1] != stack.shape[2] or stack.shape[1] < 2:
+        raise ValueError(
+            f"need a non-empty stack of (K, K) matrices, K >= 2; got shape {stack.shape}"
+        )
+    return stack, stack.shape[1]
+
+
+def combine_min(matrices: list[np.ndarray] | np.ndarray) -> np.ndarray:
+    """``D`` of a union of example sets: elementwise minimum of the parts' ``D`` (NaN diagonal).
+
+    ``matrices`` is a stack ``(P, K, K)`` (or a list of ``(K, K)``), any ``K >= 2``.
+    """
+    stack, k = _square_stack(matrices)
+    off = ~np.eye(k, dtype=bool)
+    out = np.full((k, k), np.nan)
     out[off] = stack[:, off].min(0)
     return out
 
@@ -97,12 +116,16 @@ def likelihood_matrix(distances: np.ndarray) -> np.ndarray:
     (empty). Zero distances: the zero entries of a row share its mass equally, the others get
     0 (limit of eq. 6). Raises ``ValueError`` for NaN, negative or infinite off-diagonal
     distances (an infinite row means the class had no example).
+
+    ``distances`` is ``(K, K)``, any ``K >= 2`` (for ``K = 2`` each row's single off-diagonal
+    entry is 1).
     """
     d = np.asarray(distances, dtype=np.float64)
-    if d.shape != (N_CLASSES, N_CLASSES):
-        raise ValueError(f"distances must have shape ({N_CLASSES}, {N_CLASSES}); got {d.shape}")
-    off = ~np.eye(N_CLASSES, dtype=bool)
-    vals = d[off].reshape(N_CLASSES, N_CLASSES - 1)
+    if d.ndim != 2 or d.shape[0] != d.shape[1] or d.shape[0] < 2:
+        raise ValueError(f"distances must be a square (K, K) matrix, K >= 2; got {d.shape}")
+    k = d.shape[0]
+    off = ~np.eye(k, dtype=bool)
+    vals = d[off].reshape(k, k - 1)
     if np.isnan(vals).any() or (vals < 0).any() or np.isinf(vals).any():
         bad = sorted({int(r) for r in np.argwhere(~np.isfinite(vals) | (vals < 0))[:, 0]})
         raise ValueError(
@@ -113,7 +136,7 @@ def likelihood_matrix(distances: np.ndarray) -> np.ndarray:
     with np.errstate(divide="ignore"):
         w = np.where(zero.any(1, keepdims=True), zero.astype(np.float64), 1.0 / vals)
     w /= w.sum(1, keepdims=True)
-    out = np.full((N_CLASSES, N_CLASSES), np.nan)
+    out = np.full((k, k), np.nan)
     out[off] = w.reshape(-1)
     return out
 
@@ -121,26 +144,29 @@ def likelihood_matrix(distances: np.ndarray) -> np.ndarray:
 def level_mean_std(matrices: list[np.ndarray] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Mean (eq. 9) and population standard deviation (eq. 10, divisor P) over levels.
 
-    ``matrices`` is a stack ``(P, 10, 10)`` of ``L^(p)``; the diagonal stays NaN.
+    ``matrices`` is a stack ``(P, K, K)`` of ``L^(p)``, any ``K >= 2``; the diagonal stays NaN.
     """
-    stack = np.asarray(matrices, dtype=np.float64)
-    if stack.ndim != 3 or stack.shape[1:] != (N_CLASSES, N_CLASSES) or len(stack) == 0:
-        raise ValueError(f"need a non-empty stack of (10, 10) matrices; got shape {stack.shape}")
-    off = ~np.eye(N_CLASSES, dtype=bool)
-    mean = np.full((N_CLASSES, N_CLASSES), np.nan)
-    std = np.full((N_CLASSES, N_CLASSES), np.nan)
+    stack, k = _square_stack(matrices)
+    off = ~np.eye(k, dtype=bool)
+    mean = np.full((k, k), np.nan)
+    std = np.full((k, k), np.nan)
     mean[off] = stack[:, off].mean(0)
     std[off] = np.sqrt(((stack[:, off] - mean[off]) ** 2).mean(0))
     return mean, std
 
 
 def matrix_to_long(matrix: np.ndarray, value: str) -> pd.DataFrame:
-    """A (10, 10) matrix as rows ``true, predicted, <value>`` (diagonal dropped)."""
+    """A (K, K) matrix as rows ``true, predicted, <value>`` (diagonal dropped), row-major.
+
+    ``true``/``predicted`` are uint8 (as :data:`MATRICES_SCHEMA`) for ``K <= 256``, else int64.
+    """
     m = np.asarray(matrix, dtype=np.float64)
-    t, p = np.nonzero(~np.eye(N_CLASSES, dtype=bool))
-    return pd.DataFrame(
-        {"true": t.astype(np.uint8), "predicted": p.astype(np.uint8), value: m[t, p]}
-    )
+    if m.ndim != 2 or m.shape[0] != m.shape[1] or m.shape[0] < 2:
+        raise ValueError(f"matrix must be a square (K, K) matrix, K >= 2; got {m.shape}")
+    k = m.shape[0]
+    t, p = np.nonzero(~np.eye(k, dtype=bool))
+    dtype = np.uint8 if k <= 256 else np.int64
+    return pd.DataFrame({"true": t.astype(dtype), "predicted": p.astype(dtype), value: m[t, p]})
 
 
 def cell_distance_matrices(
@@ -225,10 +251,18 @@ def matrices_long(
     return out[[f.name for f in MATRICES_SCHEMA]]
 
 
-def long_to_matrix(frame: pd.DataFrame, value: str = "likelihood") -> np.ndarray:
-    """Inverse of :func:`matrix_to_long` for one scope: (10, 10) with a NaN diagonal."""
-    out = np.full((N_CLASSES, N_CLASSES), np.nan)
-    out[frame["true"].to_numpy(int), frame["predicted"].to_numpy(int)] = frame[value].to_numpy(
-        float
-    )
+def long_to_matrix(
+    frame: pd.DataFrame, value: str = "likelihood", n_classes: int | None = None
+) -> np.ndarray:
+    """Inverse of :func:`matrix_to_long` for one scope: (K, K) with a NaN diagonal.
+
+    ``K`` is ``n_classes``, else one more than the largest class in ``true``/``predicted``.
+    """
+    t, p = frame["true"].to_numpy(int), frame["predicted"].to_numpy(int)
+    if n_classes is None:
+        n_classes = int(max(t.max(initial=-1), p.max(initial=-1))) + 1
+    if n_classes < 2:
+        raise ValueError(f"need K >= 2 classes; got {n_classes} (an empty frame?)")
+    out = np.full((n_classes, n_classes), np.nan)
+    out[t, p] = frame[value].to_numpy(float)
     return out

@@ -1,7 +1,10 @@
-"""Softmax tables of paper 004: one row per scored image, columns ``p0..p9`` and the argmax.
+"""Softmax outputs of paper 004: the array check every ``reliquant.mlm`` module shares, and the
+MNIST softmax tables (one row per scored image, columns ``p0..p9`` and the argmax).
 
-The column names, the table schema and the input check every other ``reliquant.mlm`` module
-shares (eq. 1: ``s = softmax(f(x))``, a point of the probability simplex in ``R^10``).
+Eq. 1: ``s = softmax(f(x))``, a point of the probability simplex in ``R^K``. The array
+functions of :mod:`reliquant.mlm` take ``K`` from the softmax's second dimension (any
+``K >= 2``); the tables (:data:`SOFTMAX_SCHEMA`, ``p0..p9``) are the workflow's MNIST tables
+and keep ``K = 10`` (:data:`N_CLASSES`).
 """
 
 from __future__ import annotations
@@ -15,10 +18,13 @@ __all__ = [
     "N_CLASSES",
     "P_COLUMNS",
     "SOFTMAX_SCHEMA",
+    "check_labels",
     "check_softmax",
     "softmax_frame",
 ]
 
+#: Classes of MNIST, the workflow's data set (the tables' ``p0..p9``); the array functions
+#: take K from their inputs instead.
 N_CLASSES = 10
 #: Softmax columns p0..p9 of the softmax tables.
 P_COLUMNS = [f"p{c}" for c in range(N_CLASSES)]
@@ -39,19 +45,92 @@ SOFTMAX_SCHEMA = pa.schema(
 )
 
 
-def check_softmax(softmax: np.ndarray, labels: np.ndarray | None = None) -> np.ndarray:
-    """``softmax`` as an array, after checking it is ``(n, 10)`` and ``labels`` (if given) lie
-    in 0..9 with one per row; a ValueError names what came instead."""
+def check_softmax(
+    softmax: np.ndarray,
+    labels: np.ndarray | None = None,
+    *,
+    n_classes: int | None = None,
+    sum_tol: float | None = None,
+    name: str = "softmax",
+) -> np.ndarray:
+    """``softmax`` as an array (dtype kept), after checking it is a softmax of ``K`` classes.
+
+    ``K`` is ``softmax.shape[1]`` unless ``n_classes`` fixes it. Raises ``ValueError``, naming
+    what is wrong, unless:
+
+    - ``softmax`` is a real-valued ``(n, K)`` array with ``K >= 2`` (``n`` may be 0);
+    - every entry is finite (no NaN or inf; the first bad row is named);
+    - ``labels``, if given, are one integer per row in ``0..K-1`` (see :func:`check_labels`);
+    - if ``sum_tol`` is given: every entry is ``>= 0`` and every row sums to 1 within
+      ``sum_tol`` (``|sum_c s_c - 1| <= sum_tol``). ``None`` (the default) skips this, for
+      callers that pass points which need not lie on the simplex (K-Means inputs, centroids).
+      Float32 softmax outputs sum to 1 within about ``K * 6e-8``.
+
+    ``name`` is how the messages call the array.
+    """
     s = np.asarray(softmax)
-    if s.ndim != 2 or s.shape[1] != N_CLASSES:
-        raise ValueError(f"softmax must have shape (n, {N_CLASSES}); got {s.shape}")
+    if s.ndim != 2:
+        raise ValueError(f"{name} must be 2-D, shape (n, K); got shape {s.shape}")
+    k = s.shape[1]
+    if n_classes is not None and k != n_classes:
+        raise ValueError(f"{name} must have shape (n, {n_classes}); got {s.shape}")
+    if k < 2:
+        raise ValueError(f"{name} must have K >= 2 classes (columns); got shape {s.shape}")
+    if s.dtype.kind not in "biuf":
+        raise ValueError(f"{name} must be a real-valued array; got dtype {s.dtype}")
+    if s.dtype.kind == "f" and len(s):
+        finite = np.isfinite(s)
+        if not finite.all():
+            bad = np.flatnonzero(~finite.all(1))
+            what = "NaN" if np.isnan(s[bad[0]]).any() else "inf"
+            raise ValueError(
+                f"{name} has non-finite values (NaN or inf) in {len(bad)} row(s); "
+                f"row {bad[0]} has {what}"
+            )
     if labels is not None:
-        y = np.asarray(labels)
-        if y.shape != (len(s),):
-            raise ValueError(f"labels must have shape ({len(s)},); got {y.shape}")
-        if len(y) and (y.min() < 0 or y.max() >= N_CLASSES):
-            raise ValueError(f"labels must lie in 0..{N_CLASSES - 1}; got {y.min()}..{y.max()}")
+        check_labels(labels, len(s), k)
+    if sum_tol is not None and len(s):
+        if s.min() < 0:
+            row = int(np.flatnonzero((s < 0).any(1))[0])
+            raise ValueError(
+                f"{name} has negative entries (row {row}); a softmax lies on the simplex"
+            )
+        err = np.abs(s.sum(1, dtype=np.float64) - 1.0)
+        if err.max() > sum_tol:
+            row = int(err.argmax())
+            raise ValueError(
+                f"{name} rows must sum to 1 within sum_tol={sum_tol:g}; "
+                f"{int((err > sum_tol).sum())} row(s) do not, e.g. row {row} sums to "
+                f"{float(s[row].sum(dtype=np.float64)):.6g}"
+            )
     return s
+
+
+def check_labels(labels: np.ndarray, n: int, n_classes: int, name: str = "labels") -> np.ndarray:
+    """``labels`` as int64 after checking they are ``n`` integers in ``0..n_classes-1``.
+
+    Integer (or bool) arrays pass; float arrays pass when every value is a whole number.
+    Raises ``ValueError`` naming the problem (shape, NaN, non-integers, out of range).
+    """
+    y = np.asarray(labels)
+    if y.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},), one per softmax row; got {y.shape}")
+    if y.dtype.kind == "f":
+        if np.isnan(y).any():
+            raise ValueError(f"{name} contain NaN (row {int(np.flatnonzero(np.isnan(y))[0])})")
+        if n and not (np.isfinite(y).all() and (y == np.round(y)).all()):
+            raise ValueError(
+                f"{name} must be whole numbers (class indices); got e.g. {y[y != np.round(y)][:3]}"
+            )
+    elif y.dtype.kind not in "biu":
+        raise ValueError(f"{name} must be integer class indices; got dtype {y.dtype}")
+    if n and (y.min() < 0 or y.max() >= n_classes):
+        bad = np.flatnonzero((y < 0) | (y >= n_classes))
+        raise ValueError(
+            f"{name} must lie in 0..{n_classes - 1} (K = {n_classes} classes); got "
+            f"{y.min()}..{y.max()}, {len(bad)} out of range (first at row {bad[0]})"
+        )
+    return y.astype(np.int64)
 
 
 def softmax_frame(
@@ -61,8 +140,11 @@ def softmax_frame(
     level: np.ndarray | int,
     softmax: np.ndarray,
 ) -> pd.DataFrame:
-    """Rows of :data:`SOFTMAX_SCHEMA`; ``prediction = argmax(softmax)`` (ties: lowest class)."""
-    s = check_softmax(softmax, labels).astype(np.float32, copy=False)
+    """Rows of :data:`SOFTMAX_SCHEMA`; ``prediction = argmax(softmax)`` (ties: lowest class).
+
+    An MNIST table: ``softmax`` must have :data:`N_CLASSES` (10) columns.
+    """
+    s = check_softmax(softmax, labels, n_classes=N_CLASSES).astype(np.float32, copy=False)
     n = len(s)
     frame = pd.DataFrame(
         {
