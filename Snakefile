@@ -6,6 +6,7 @@ from pathlib import Path
 from snakemake.utils import min_version
 
 from reliquant.core.config import read_config_file, validate_config
+from reliquant.core.report import require_results_for_report
 
 min_version("8.20")
 
@@ -19,6 +20,9 @@ configfile: "config.yaml"
 
 
 validate_config(config, Path(workflow.basedir) / "workflow/schemas/config.schema.yaml")
+# `snakemake --report` stops, naming the jobs still to run, when this configuration's results
+# are missing or out of date, instead of reporting whatever files exist.
+require_results_for_report()
 
 
 report: "workflow/report/workflow.rst"

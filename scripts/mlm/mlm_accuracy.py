@@ -5,7 +5,7 @@ Rule mlm_accuracy; paper 004, Sections 4.1 and 4.4.
 
 import pandas as pd
 
-from reliquant.core.io import read_frame, save_figure, write_frame, write_text
+from reliquant.core.io import read_frame, save_figure, write_frame, write_markdown
 from reliquant.core.plotting import apply_style
 from reliquant.core.runlog import setup_logging
 from reliquant.mlm.accuracy import ACCURACY_SCHEMA, accuracy_report
@@ -22,7 +22,7 @@ report = accuracy_report(
     snakemake.params.clean_partition,
 )
 write_frame(report.table, snakemake.output.table, ACCURACY_SCHEMA)
-write_text(report.markdown, snakemake.output.md)
+write_markdown(report.markdown, snakemake.output.md, snakemake.output.html)
 for row in report.comparison.itertuples():
     log.info("%s: ours %.4f, paper %.4f", row.quantity, row.ours, row.paper_value)
 

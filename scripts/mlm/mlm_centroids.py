@@ -5,7 +5,7 @@ Paper 004, Sections 3.3 a, 4.2 and 4.3.
 
 import numpy as np
 
-from reliquant.core.io import read_frame, write_frame, write_text
+from reliquant.core.io import read_frame, write_frame, write_markdown
 from reliquant.core.runlog import setup_logging
 from reliquant.mlm.centroids import (
     CENTROIDS_SCHEMA,
@@ -21,7 +21,7 @@ out = centroid_tables(
 )
 write_frame(out.centroids, snakemake.output.centroids, CENTROIDS_SCHEMA)
 write_frame(out.table1, snakemake.output.table1, TABLE1_SCHEMA)
-write_text(out.table1_markdown, snakemake.output.table1_md)
+write_markdown(out.table1_markdown, snakemake.output.table1_md, snakemake.output.table1_html)
 write_frame(out.misclustered, snakemake.output.misclustered, MISCLUSTERED_SCHEMA)
 log.info("%d of %d training images correctly classified", out.n_correct, len(train))
 log.info(

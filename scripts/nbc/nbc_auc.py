@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from reliquant.core.io import frame_to_markdown, read_frame, write_frame, write_text
+from reliquant.core.io import frame_to_markdown, read_frame, write_frame, write_markdown
 from reliquant.core.runlog import setup_logging
 from reliquant.nbc.curves import AUC_PER_SET_SCHEMA, AUC_SCHEMA
 from reliquant.nbc.paper import CELL_CLAIMS_SCHEMA, auc_report
@@ -13,5 +13,5 @@ report = auc_report(curves, snakemake.params.paper)
 write_frame(report.summary, snakemake.output.table, AUC_SCHEMA)
 write_frame(report.per_set, snakemake.output.per_set, AUC_PER_SET_SCHEMA)
 write_frame(report.claims, snakemake.output.claims, CELL_CLAIMS_SCHEMA)
-write_text(report.markdown, snakemake.output.md)
+write_markdown(report.markdown, snakemake.output.md, snakemake.output.html)
 log.info("claims check:\n%s", frame_to_markdown(report.claims))

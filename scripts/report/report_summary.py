@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from reliquant.core.io import read_frame, write_frame, write_text
+from reliquant.core.io import read_frame, write_frame, write_markdown
 from reliquant.core.paper import CLAIM_SCHEMA, COMPARISON_SCHEMA, read_notes, render_summary
 from reliquant.core.runlog import setup_logging
 
@@ -17,7 +17,9 @@ for path in inp.notes:
             extra.setdefault(paper, []).extend(lines)
 write_frame(comparisons, snakemake.output.comparisons, COMPARISON_SCHEMA)
 write_frame(claims, snakemake.output.claims, CLAIM_SCHEMA)
-write_text(render_summary(comparisons, claims, extra=extra), snakemake.output.md)
+write_markdown(
+    render_summary(comparisons, claims, extra=extra), snakemake.output.md, snakemake.output.html
+)
 log.info(
     "read %s; %d comparisons, %d claims (%d hold)",
     ", ".join([*inp.comparisons, *inp.claims, *inp.notes]),

@@ -2,7 +2,7 @@
 noise (normal, exponential, chi-square, lognormal) with normal correlations drawn between 0.1
 and 0.3."""
 
-from reliquant.core.io import read_frame, save_figure, write_frame, write_text
+from reliquant.core.io import read_frame, save_figure, write_frame, write_markdown
 from reliquant.core.runlog import setup_logging
 from reliquant.trees.experiments import iris_mixed
 
@@ -11,6 +11,6 @@ result = iris_mixed(
     read_frame(snakemake.input.iris), exp=snakemake.params.exp, seed=snakemake.params.seed
 )
 write_frame(result.table, snakemake.output.table, result.schema)
-write_text(result.markdown, snakemake.output.md)
+write_markdown(result.markdown, snakemake.output.md, snakemake.output.html)
 save_figure(result.figure, snakemake.output.png)
 save_figure(result.figure, snakemake.output.pdf)

@@ -3,7 +3,7 @@ plus the comparison and claim tables and notes the cross-paper summary collects.
 
 import pandas as pd
 
-from reliquant.core.io import read_frame, write_frame, write_text
+from reliquant.core.io import read_frame, write_frame, write_markdown, write_text
 from reliquant.core.paper import CLAIM_SCHEMA, COMPARISON_SCHEMA
 from reliquant.core.runlog import setup_logging
 from reliquant.trees.paper import paper_comparison
@@ -25,5 +25,5 @@ result = paper_comparison(
 # the parquet tables hold only run-independent numbers; runtimes go to the markdown only
 write_frame(result.comparison, snakemake.output.comparison, COMPARISON_SCHEMA)
 write_frame(result.claims, snakemake.output.claims, CLAIM_SCHEMA)
-write_text(result.summary, snakemake.output.md)
+write_markdown(result.summary, snakemake.output.md, snakemake.output.html)
 write_text(result.notes, snakemake.output.notes)

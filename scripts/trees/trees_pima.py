@@ -3,7 +3,7 @@ exponential marginals scaled by a signal-to-noise ratio, Spearman correlations f
 training data). The sensitivity table SNR reading x boosting rounds, and for the configured
 default cell the robustness of every test subject and its histogram."""
 
-from reliquant.core.io import read_frame, save_figure, write_frame, write_text
+from reliquant.core.io import read_frame, save_figure, write_frame, write_markdown
 from reliquant.core.runlog import setup_logging
 from reliquant.trees.pima import PIMA_SENSITIVITY_SCHEMA, pima
 
@@ -16,6 +16,6 @@ result = pima(
 )
 write_frame(result.table, snakemake.output.table, result.schema)
 write_frame(result.sensitivity, snakemake.output.sensitivity, PIMA_SENSITIVITY_SCHEMA)
-write_text(result.markdown, snakemake.output.md)
+write_markdown(result.markdown, snakemake.output.md, snakemake.output.html)
 save_figure(result.figure, snakemake.output.png)
 save_figure(result.figure, snakemake.output.pdf)

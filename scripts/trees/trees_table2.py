@@ -2,7 +2,7 @@
 runtimes of all boxes, 99 % boxes, our exact engine and Monte Carlo."""
 
 from reliquant.core.datasets import load_mnist_split
-from reliquant.core.io import save_figure, write_frame, write_text
+from reliquant.core.io import save_figure, write_frame, write_markdown, write_text
 from reliquant.core.runlog import setup_logging
 from reliquant.trees.experiments import table2
 
@@ -16,5 +16,5 @@ result = table2(
 write_frame(result.table, snakemake.output.table, result.schema)
 # wall-clock seconds differ between runs: a text table, kept out of the parquet results
 write_text(result.runtimes_tsv, snakemake.output.runtimes)
-write_text(result.markdown, snakemake.output.md)
+write_markdown(result.markdown, snakemake.output.md, snakemake.output.html)
 save_figure(result.figure, snakemake.output.png)

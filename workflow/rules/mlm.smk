@@ -51,7 +51,13 @@ rule mlm_train:
     output:
         model="results/mlm/cnn.pt",
         log="results/mlm/training_log.parquet",
-        md=mlm_report("results/mlm/training_log.md", "mlm_training_log", "Training"),
+        md="results/mlm/training_log.md",
+        html=mlm_report(
+            "results/mlm/training_log.html",
+            "mlm_training_log",
+            "Training",
+            name="CNN training log: loss and accuracy per epoch",
+        ),
     params:
         code=MLM_CODE,
         train=config["mlm"]["train"],
@@ -116,7 +122,13 @@ rule mlm_centroids:
     output:
         centroids="results/mlm/centroids.parquet",
         table1="results/mlm/table1_centroid_shift.parquet",
-        table1_md=mlm_report("results/mlm/table1_centroid_shift.md", "mlm_table1", "Centroids"),
+        table1_md="results/mlm/table1_centroid_shift.md",
+        table1_html=mlm_report(
+            "results/mlm/table1_centroid_shift.html",
+            "mlm_table1",
+            "Centroids",
+            name="Table 1: centroid shift under K-Means",
+        ),
         misclustered="results/mlm/misclustered.parquet",
     params:
         code=MLM_CODE,
@@ -144,11 +156,17 @@ rule mlm_fig_misclustered:
         train="results/data/mnist_train.parquet",
     output:
         fig3=mlm_report(
-            "results/figures/mlm/figure3_misclustered_softmax.png", "mlm_figure3", "Centroids"
+            "results/figures/mlm/figure3_misclustered_softmax.png",
+            "mlm_figure3",
+            "Centroids",
+            name="Figure 3: softmax of two misclustered training images",
         ),
         fig3_pdf="results/figures/mlm/figure3_misclustered_softmax.pdf",
         fig4=mlm_report(
-            "results/figures/mlm/figure4_misclustered_distances.png", "mlm_figure4", "Centroids"
+            "results/figures/mlm/figure4_misclustered_distances.png",
+            "mlm_figure4",
+            "Centroids",
+            name="Figure 4: distances of the misclustered images to the centroids",
         ),
         fig4_pdf="results/figures/mlm/figure4_misclustered_distances.pdf",
     params:
@@ -197,13 +215,31 @@ rule mlm_fig_matrices:
         test="results/mlm/softmax/test.parquet",
     output:
         fig1=mlm_report(
-            "results/figures/mlm/figure1_confusion_matrix.png", "mlm_figure1", "Matrices"
+            "results/figures/mlm/figure1_confusion_matrix.png",
+            "mlm_figure1",
+            "Matrices",
+            name="Figure 1: confusion matrix on the clean test set",
         ),
         fig1_pdf="results/figures/mlm/figure1_confusion_matrix.pdf",
-        fig2=mlm_report("results/figures/mlm/figure2_mlm.png", "mlm_figure2", "Matrices"),
+        fig2=mlm_report(
+            "results/figures/mlm/figure2_mlm.png",
+            "mlm_figure2",
+            "Matrices",
+            name="Figure 2: Misclassification Likelihood Matrix",
+        ),
         fig2_pdf="results/figures/mlm/figure2_mlm.pdf",
-        mean_std=mlm_report("results/figures/mlm/mlm_mean_std.png", "mlm_mean_std", "Matrices"),
-        per_level=mlm_report("results/figures/mlm/mlm_per_level.png", "mlm_per_level", "Matrices"),
+        mean_std=mlm_report(
+            "results/figures/mlm/mlm_mean_std.png",
+            "mlm_mean_std",
+            "Matrices",
+            name="MLM mean and standard deviation over levels (eqs. 9-10)",
+        ),
+        per_level=mlm_report(
+            "results/figures/mlm/mlm_per_level.png",
+            "mlm_per_level",
+            "Matrices",
+            name="MLM of each perturbation level (eqs. 7-8)",
+        ),
         confusion="results/mlm/confusion_test.parquet",
     params:
         code=MLM_CODE,
@@ -227,15 +263,25 @@ rule mlm_accuracy:
         training_log="results/mlm/training_log.parquet",
     output:
         table="results/mlm/accuracy.parquet",
-        md=mlm_report("results/mlm/accuracy.md", "mlm_accuracy_table", "Perturbed accuracy"),
+        md="results/mlm/accuracy.md",
+        html=mlm_report(
+            "results/mlm/accuracy.html",
+            "mlm_accuracy_table",
+            "Perturbed accuracy",
+            name="Accuracy per corruption and level, beside the paper's",
+        ),
         fig5=mlm_report(
             "results/figures/mlm/figure5_accuracy_by_level.png",
             "mlm_figure5",
             "Perturbed accuracy",
+            name="Figure 5: accuracy against perturbation level",
         ),
         fig5_pdf="results/figures/mlm/figure5_accuracy_by_level.pdf",
         fig7=mlm_report(
-            "results/figures/mlm/figure7_accuracy_heatmap.png", "mlm_figure7", "Perturbed accuracy"
+            "results/figures/mlm/figure7_accuracy_heatmap.png",
+            "mlm_figure7",
+            "Perturbed accuracy",
+            name="Figure 7: accuracy heatmap, corruption x level",
         ),
         fig7_pdf="results/figures/mlm/figure7_accuracy_heatmap.pdf",
     params:
@@ -262,7 +308,10 @@ rule mlm_fig_pixelation:
         softmax=MLM_PERTURBED_SOFTMAX,
     output:
         fig6=mlm_report(
-            "results/figures/mlm/figure6_pixelation.png", "mlm_figure6", "Perturbed accuracy"
+            "results/figures/mlm/figure6_pixelation.png",
+            "mlm_figure6",
+            "Perturbed accuracy",
+            name="Figure 6: pixelation levels of a class-5 digit, mean softmax",
         ),
         fig6_pdf="results/figures/mlm/figure6_pixelation.pdf",
     params:

@@ -117,7 +117,13 @@ rule nbc_auc:
         table="results/nbc/auc.parquet",
         per_set="results/nbc/auc_per_set.parquet",
         claims="results/nbc/claims.parquet",
-        md=nbc_report("results/nbc/auc.md", "nbc_auc", "Tables"),
+        md="results/nbc/auc.md",
+        html=nbc_report(
+            "results/nbc/auc.html",
+            "nbc_auc",
+            "Tables",
+            name="AUC of the accuracy-acceptance curves per cell, claims check",
+        ),
     params:
         code=NBC_CODE,
         paper=config["nbc"]["paper"],
@@ -139,9 +145,19 @@ rule nbc_figures:
     input:
         NBC_CURVE_FILES,
     output:
-        mean_png=nbc_report("results/figures/nbc/mean_curves.png", "nbc_mean_curves", "Figures"),
+        mean_png=nbc_report(
+            "results/figures/nbc/mean_curves.png",
+            "nbc_mean_curves",
+            "Figures",
+            name="Figure 1: mean accuracy-acceptance curves",
+        ),
         mean_pdf="results/figures/nbc/mean_curves.pdf",
-        std_png=nbc_report("results/figures/nbc/std_curves.png", "nbc_std_curves", "Figures"),
+        std_png=nbc_report(
+            "results/figures/nbc/std_curves.png",
+            "nbc_std_curves",
+            "Figures",
+            name="Figure 2: standard deviation of the accuracy-acceptance curves",
+        ),
         std_pdf="results/figures/nbc/std_curves.pdf",
     params:
         code=NBC_CODE,

@@ -107,9 +107,18 @@ rule pmnist_summary:
         ),
     output:
         table="results/pmnist/summary.parquet",
-        md=pmnist_report("results/pmnist/summary.md", "pmnist_summary", "Perturbed MNIST"),
+        md="results/pmnist/summary.md",
+        html=pmnist_report(
+            "results/pmnist/summary.html",
+            "pmnist_summary",
+            "Perturbed MNIST",
+            name="Perturbed MNIST: pixel statistics per corruption and level (table)",
+        ),
         fig=pmnist_report(
-            "results/figures/pmnist/mean_intensity.png", "pmnist_mean_intensity", "Perturbed MNIST"
+            "results/figures/pmnist/mean_intensity.png",
+            "pmnist_mean_intensity",
+            "Perturbed MNIST",
+            name="Perturbed MNIST: mean intensity and saturation per level",
         ),
         pdf="results/figures/pmnist/mean_intensity.pdf",
     params:
@@ -133,7 +142,10 @@ rule pmnist_grid:
         PMNIST_PARTITIONS,
     output:
         fig=pmnist_report(
-            "results/figures/pmnist/sample_grid.png", "pmnist_sample_grid", "Perturbed MNIST"
+            "results/figures/pmnist/sample_grid.png",
+            "pmnist_sample_grid",
+            "Perturbed MNIST",
+            name="Perturbed MNIST: one digit under every corruption and level",
         ),
         pdf="results/figures/pmnist/sample_grid.pdf",
         per_class=directory("results/figures/pmnist/sample_grid_by_class"),

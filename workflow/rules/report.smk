@@ -6,6 +6,7 @@
 import importlib.metadata
 
 REPORT_CODE = code_digest()
+summary_report = topic_report("Summary")
 BENCH_TOPICS = ["nbc", "trees", "pmnist", "mlm"]
 #: Digest of the installed package versions: installing other versions rewrites
 #: results/environment.json (a params rerun trigger); nothing else reruns it.
@@ -25,10 +26,11 @@ rule report_summary:
         claims=expand("results/{topic}/paper_claims.parquet", topic=PAPER_TOPICS),
         notes=expand("results/{topic}/paper_notes.md", topic=PAPER_TOPICS),
     output:
-        md=report(
-            "results/summary.md",
-            caption="../report/summary.rst",
-            category="Summary",
+        md="results/summary.md",
+        html=summary_report(
+            "results/summary.html",
+            "summary",
+            name="All papers: their numbers beside ours, claims",
         ),
         comparisons="results/summary_comparisons.parquet",
         claims="results/summary_claims.parquet",
@@ -71,10 +73,10 @@ rule bench:
 
 rule report_environment:
     output:
-        report(
+        summary_report(
             "results/environment.json",
-            caption="../report/environment.rst",
-            category="Summary",
+            "environment",
+            name="Environment: package versions, CPU capability, threads",
         ),
     params:
         packages=ENVIRONMENT_PACKAGES,

@@ -57,13 +57,18 @@ rule trees_table1:
         iris="results/data/iris.parquet",
     output:
         table="results/trees/table1.parquet",
-        md=trees_report(
-            "results/trees/table1.md", "trees_table1", "Table 1: Iris, all vs 99 % boxes"
+        md="results/trees/table1.md",
+        html=trees_report(
+            "results/trees/table1.html",
+            "trees_table1",
+            "Table 1: Iris, all vs 99 % boxes",
+            name="Table 1 (002): Iris robustness per sample, all vs 99 % boxes",
         ),
         png=trees_report(
             "results/figures/trees/table1_scatter.png",
             "trees_table1",
             "Table 1: Iris, all vs 99 % boxes",
+            name="Figure 4 (001): scatter of all-box against 99 %-box robustness",
         ),
         pdf="results/figures/trees/table1_scatter.pdf",
     params:
@@ -91,13 +96,18 @@ rule trees_table2:
     output:
         table="results/trees/table2.parquet",
         runtimes="results/trees/table2_runtimes.tsv",
-        md=trees_report(
-            "results/trees/table2.md", "trees_table2", "Table 2: MNIST 5x5 random forest runtimes"
+        md="results/trees/table2.md",
+        html=trees_report(
+            "results/trees/table2.html",
+            "trees_table2",
+            "Table 2: MNIST 5x5 random forest runtimes",
+            name="Table 2 (002): MNIST 5x5 runtimes per method",
         ),
         png=trees_report(
             "results/figures/trees/table2_runtimes.png",
             "trees_table2",
             "Table 2: MNIST 5x5 random forest runtimes",
+            name="Table 2 (002): runtimes per image and method (figure)",
         ),
     params:
         code=TREES_CODE,
@@ -147,15 +157,18 @@ rule trees_table3:
         expand("results/trees/table3/size{size}.parquet", size=list(TREES_TABLE3_DEPTHS)),
     output:
         table="results/trees/table3.parquet",
-        md=trees_report(
-            "results/trees/table3.md",
+        md="results/trees/table3.md",
+        html=trees_report(
+            "results/trees/table3.html",
             "trees_table3",
             "Table 3: MNIST decision trees, exact vs Monte Carlo",
+            name="Table 3 (002): exact against Monte Carlo robustness, R^2 per setting",
         ),
         png=trees_report(
             "results/figures/trees/table3_scatter.png",
             "trees_table3",
             "Table 3: MNIST decision trees, exact vs Monte Carlo",
+            name="Table 3 (002): exact against Monte Carlo robustness (figure)",
         ),
     params:
         code=TREES_CODE,
@@ -179,13 +192,18 @@ rule trees_pima:
     output:
         table="results/trees/pima.parquet",
         sensitivity="results/trees/pima_sensitivity.parquet",
-        md=trees_report(
-            "results/trees/pima.md", "trees_pima", "Figure 4 (002): Pima, XGBoost, NORTA noise"
+        md="results/trees/pima.md",
+        html=trees_report(
+            "results/trees/pima.html",
+            "trees_pima",
+            "Figure 4 (002): Pima, XGBoost, NORTA noise",
+            name="Figure 4 (002): Pima sensitivity and per-subject robustness (table)",
         ),
         png=trees_report(
             "results/figures/trees/pima_hist.png",
             "trees_pima",
             "Figure 4 (002): Pima, XGBoost, NORTA noise",
+            name="Figure 4 (002): histogram of Pima robustness",
         ),
         pdf="results/figures/trees/pima_hist.pdf",
     params:
@@ -212,15 +230,18 @@ rule trees_iris_mixed:
         iris="results/data/iris.parquet",
     output:
         table="results/trees/iris_mixed.parquet",
-        md=trees_report(
-            "results/trees/iris_mixed.md",
+        md="results/trees/iris_mixed.md",
+        html=trees_report(
+            "results/trees/iris_mixed.html",
             "trees_iris_mixed",
             "Figure 5 (001): Iris, XGBoost, mixed noise",
+            name="Figure 5 (001): Iris robustness under mixed noise (table)",
         ),
         png=trees_report(
             "results/figures/trees/iris_mixed.png",
             "trees_iris_mixed",
             "Figure 5 (001): Iris, XGBoost, mixed noise",
+            name="Figure 5 (001): Iris robustness per sample with certified intervals",
         ),
         pdf="results/figures/trees/iris_mixed.pdf",
     params:
@@ -251,7 +272,13 @@ rule trees_paper:
         pima_sensitivity="results/trees/pima_sensitivity.parquet",
         iris_mixed="results/trees/iris_mixed.parquet",
     output:
-        md=trees_report("results/trees/summary.md", "trees_paper", "Summary"),
+        md="results/trees/summary.md",
+        html=trees_report(
+            "results/trees/summary.html",
+            "trees_paper",
+            "Summary",
+            name="Papers 001/002: their numbers beside ours, claims",
+        ),
         comparison="results/trees/paper_comparison.parquet",
         claims="results/trees/paper_claims.parquet",
         notes="results/trees/paper_notes.md",

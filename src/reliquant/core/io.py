@@ -31,6 +31,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from reliquant.core.report import markdown_to_html
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
@@ -209,6 +211,15 @@ def write_text(text: str, path: str | os.PathLike) -> None:
     with atomic_path(path) as tmp:
         tmp.write_text(text, encoding="utf-8")
     _log_written(path)
+
+
+def write_markdown(
+    text: str, path: str | os.PathLike, html_path: str | os.PathLike, title: str | None = None
+) -> None:
+    """Write markdown ``text`` to ``path`` and its HTML page (what the report shows) to
+    ``html_path``, each atomically (:func:`reliquant.core.report.markdown_to_html`)."""
+    write_text(text, path)
+    write_text(markdown_to_html(text, title=title), html_path)
 
 
 def save_figure(fig: Figure, path: str | os.PathLike, dpi: int = 150) -> None:
