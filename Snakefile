@@ -1,12 +1,15 @@
 # reliquant: reproduce three papers on per-prediction reliability.
 # This file is a table of contents; rules live in workflow/rules/, one file per topic.
 
+import sys
 from pathlib import Path
 
 from snakemake.utils import min_version
 
 from reliquant.core.config import read_config_file, validate_config
-from reliquant.core.report import require_results_for_report
+
+sys.path.insert(0, str(Path(workflow.basedir) / "workflow"))
+from report_guard import require_results_for_report
 
 min_version("8.20")
 

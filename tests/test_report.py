@@ -20,6 +20,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from html.parser import HTMLParser
 from pathlib import Path
@@ -30,6 +31,9 @@ from workflow_helpers import REPO, copy_repo, snakemake
 
 from reliquant.core import report as R
 from reliquant.core.io import write_markdown
+
+sys.path.insert(0, str(REPO / "workflow"))
+import report_guard as G  # noqa: E402 (workflow code, not part of the library)
 
 SMOKE = ["--configfile", "tests/smoke.yaml"]
 BROWSER = REPO / ".ci" / "browser"
@@ -223,12 +227,12 @@ def test_message_names_missing_and_stale_results(tmp_path):
         FakeJob("nbc_auc", [str(tmp_path / "auc.md"), str(tmp_path / "auc.html")]),
         FakeJob("trees_table1", [str(present)]),
     ]
-    message = R.missing_results_message(FakeDag(jobs))
+    message = G.missing_results_message(FakeDag(jobs))
     assert "2 jobs would still run (nbc_auc x1, trees_table1 x1)" in message
     assert f"nbc_auc: {tmp_path / 'auc.md'} and 1 more" in message
     assert f"trees_table1: {present}: Params have changed" in message
     assert "snakemake --cores all" in message
-    assert R.missing_results_message(FakeDag([FakeJob("all", [])])) is None
+    assert G.missing_results_message(FakeDag([FakeJob("all", [])])) is None
 
 
 def test_guard_wraps_auto_report_once_and_raises_before_it():
@@ -241,9 +245,9 @@ def test_guard_wraps_auto_report_once_and_raises_before_it():
         return "built"
 
     module = SimpleNamespace(auto_report=auto_report)
-    R.require_results_for_report(module)
+    G.require_results_for_report(module)
     wrapped = module.auto_report
-    R.require_results_for_report(module)
+    G.require_results_for_report(module)
     assert module.auto_report is wrapped and wrapped.__wrapped__ is auto_report
     assert asyncio.run(wrapped(FakeDag([]), "plugin")) == "built"
     with pytest.raises(WorkflowError, match="missing or out of date"):

@@ -1,0 +1,110 @@
+"""Workflow code (not library): make ``snakemake --report`` refuse missing or stale results.
+
+:func:`require_results_for_report` makes ``snakemake --report`` stop, naming what is missing,
+when the results of the selected configuration are missing or out of date, instead of
+building a report from whatever files happen to exist. The Snakefile imports it (this folder
+is put on ``sys.path`` there); the library ``reliquant`` stays free of Snakemake imports.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections import Counter
+from typing import Any
+
+#: How many jobs of each kind (missing, out of date) the message names before it only counts.
+_LISTED_JOBS = 5
+#: Longest reason quoted for an out-of-date job.
+_REASON_CHARS = 160
+
+
+def missing_results_message(dag: Any) -> str | None:
+    """Why a report of ``dag`` would not show this configuration's results, or None.
+
+    ``dag`` is the Snakemake DAG that ``--report`` builds (the same targets, configuration and
+    rerun triggers as a run): every job it would still run means a result that is missing or
+    older than its inputs, code or parameters. Jobs without outputs (``rule all``) are left
+    out of the message.
+    """
+    pending = [job for job in dag.needrun_jobs() if len(job.output)]
+    if not pending:
+        return None
+    pending.sort(key=lambda job: (job.rule.name, [str(path) for path in job.output]))
+    missing = {job: [str(p) for p in job.output if not os.path.exists(p)] for job in pending}
+    by_rule = Counter(job.rule.name for job in pending)
+    lines = [
+        f"this configuration's results are missing or out of date, so a report would not show "
+        f"them: {len(pending)} jobs would still run ("
+        + ", ".join(f"{rule} x{n}" for rule, n in sorted(by_rule.items()))
+        + ")."
+    ]
+    absent = [job for job in pending if missing[job]]
+    # jobs out of date for a reason of their own (code, params, ...) before their followers
+    stale = sorted(
+        (job for job in pending if not missing[job]),
+        key=lambda job: str(dag.reason(job)).startswith("Input files updated by another job"),
+    )
+    if absent:
+        lines.append(f"Missing outputs ({len(absent)} jobs):")
+        for job in absent[:_LISTED_JOBS]:
+            more = len(missing[job]) - 1
+            extra = f" and {more} more" if more else ""
+            lines.append(f"  {job.rule.name}: {missing[job][0]}{extra}")
+        if len(absent) > _LISTED_JOBS:
+            lines.append(f"  ... and {len(absent) - _LISTED_JOBS} more jobs")
+    if stale:
+        lines.append(f"Out of date ({len(stale)} jobs):")
+        for job in stale[:_LISTED_JOBS]:
+            reason = " ".join(str(dag.reason(job)).split())
+            if len(reason) > _REASON_CHARS:
+                reason = reason[: _REASON_CHARS - 3] + "..."
+            lines.append(f"  {job.rule.name}: {job.output[0]}: {reason}")
+        if len(stale) > _LISTED_JOBS:
+            lines.append(f"  ... and {len(stale) - _LISTED_JOBS} more jobs")
+    lines.append(
+        "Run the workflow with the same options first (`snakemake --cores all` plus the same "
+        "--configfile/--config options; `snakemake -n` lists the jobs), then build the report."
+    )
+    return "\n".join(lines)
+
+
+def require_results_for_report(report_module: Any | None = None) -> None:
+    """Make ``snakemake --report`` fail when this configuration's results are missing or stale.
+
+    Snakemake builds a report from whatever files exist: with no results it prints a
+    "Missing metadata" warning per file before failing on the first missing report item, and
+    with results of another configuration (or older code) it builds a report that silently
+    shows them. Called from the Snakefile, this wraps ``snakemake.report.auto_report`` (which
+    Snakemake imports when, and only when, it creates a report) so that the report first
+    checks the DAG it was given and raises a WorkflowError naming the pending jobs.
+    Idempotent; a no-op on a Snakemake without that function (the tests then fail).
+    """
+    if report_module is None:
+        import snakemake.report as report_module
+    original = getattr(report_module, "auto_report", None)
+    if original is None or getattr(original, "_reliquant_guard", False):
+        return
+
+    def check(dag: Any) -> None:
+        from snakemake_interface_common.exceptions import WorkflowError
+
+        message = missing_results_message(dag)
+        if message is not None:
+            raise WorkflowError(f"snakemake --report: {message}")
+
+    if inspect.iscoroutinefunction(original):
+
+        async def auto_report(dag: Any, *args: Any, **kwargs: Any) -> Any:
+            check(dag)
+            return await original(dag, *args, **kwargs)
+
+    else:
+
+        def auto_report(dag: Any, *args: Any, **kwargs: Any) -> Any:
+            check(dag)
+            return original(dag, *args, **kwargs)
+
+    auto_report._reliquant_guard = True  # type: ignore[attr-defined]
+    auto_report.__wrapped__ = original  # type: ignore[attr-defined]
+    report_module.auto_report = auto_report
