@@ -55,6 +55,14 @@ def test_scores_do_not_depend_on_batch_size(model, images, channels_last):
             np.testing.assert_array_equal(got, ref[:n], err_msg=f"{n} image(s)")
 
 
+def test_forward_rows_pad_to_a_multiple_of_eight():
+    """Every pass has a multiple of 8 rows: with MKL's COMPATIBLE branch (pinned by
+    reliquant.mlm.determinism) row counts that are not multiples of 4 round differently."""
+    assert inference.FORWARD_ROW_MULTIPLE == 8
+    want = {1: 32, 2: 32, 32: 32, 33: 40, 64: 64, 299: 304, 512: 512, 2048: 2048}
+    assert {b: inference.forward_rows(b) for b in want} == want
+
+
 def test_matches_direct_forward_in_default_layout(model, images):
     got = inference.predict_softmax(model, images[:100], batch_size=37, channels_last=True)
     with torch.inference_mode():

@@ -1,14 +1,19 @@
 """Softmax of the CNN for one partition, read and scored chunk by chunk (rule mlm_infer)."""
 
-import numpy as np
-import torch
-from tqdm.auto import tqdm
+from reliquant.mlm.determinism import pin_cpu_kernels
 
-from reliquant.core.io import open_parquet, write_frame
-from reliquant.core.runlog import progress_enabled, setup_logging
-from reliquant.mlm.cnn import load_model
-from reliquant.mlm.inference import score_image_file, select_device
-from reliquant.mlm.softmax import SOFTMAX_SCHEMA
+# before anything imports torch: the same CPU kernels on every x86-64 machine (docs/mlm.md)
+pin_cpu_kernels()
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from tqdm.auto import tqdm  # noqa: E402
+
+from reliquant.core.io import open_parquet, write_frame  # noqa: E402
+from reliquant.core.runlog import progress_enabled, setup_logging  # noqa: E402
+from reliquant.mlm.cnn import load_model  # noqa: E402
+from reliquant.mlm.inference import score_image_file, select_device  # noqa: E402
+from reliquant.mlm.softmax import SOFTMAX_SCHEMA  # noqa: E402
 
 log = setup_logging(snakemake.log[0], "mlm")
 # speed-only settings (batch size, chunking) are read from the config, not passed as params,

@@ -1,10 +1,15 @@
 """Train the MLM paper's CNN (rule mlm_train; paper 004, Sections 3.1 and 4.1)."""
 
-from reliquant.core.datasets import load_mnist_split
-from reliquant.core.io import write_frame, write_text
-from reliquant.core.runlog import setup_logging
-from reliquant.mlm.cnn import TRAINING_LOG_SCHEMA, save_model, train_cnn, training_markdown
-from reliquant.mlm.inference import select_device
+from reliquant.mlm.determinism import pin_cpu_kernels
+
+# before anything imports torch: the same CPU kernels on every x86-64 machine (docs/mlm.md)
+pin_cpu_kernels()
+
+from reliquant.core.datasets import load_mnist_split  # noqa: E402
+from reliquant.core.io import write_frame, write_markdown  # noqa: E402
+from reliquant.core.runlog import setup_logging  # noqa: E402
+from reliquant.mlm.cnn import TRAINING_LOG_SCHEMA, save_model, train_cnn, training_markdown  # noqa: E402
+from reliquant.mlm.inference import select_device  # noqa: E402
 
 log = setup_logging(snakemake.log[0], "mlm")
 cfg = snakemake.params.train
@@ -33,7 +38,8 @@ log.info(
 )
 save_model(result.model, snakemake.output.model)
 write_frame(result.log, snakemake.output.log, TRAINING_LOG_SCHEMA)
-write_text(
+write_markdown(
     training_markdown(result.log, n, cfg["epochs"], snakemake.params.paper_accuracy),
     snakemake.output.md,
+    snakemake.output.html,
 )

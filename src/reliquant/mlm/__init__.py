@@ -10,6 +10,8 @@ accuracy   accuracy per corruption and level, confusion matrix (Sections 4.1, 4.
 paper      the paper's numbers beside ours and its claims, thresholds from config ``mlm.paper``
 cnn        the CNN of Section 3.1 and its training (imports torch)
 inference  batched softmax on the GPU when present, else the CPU (imports torch)
+determinism  pin the CPU kernels (ATen, oneDNN, MKL) before torch is imported, so training and
+           inference are bit-identical across x86-64 CPUs (``pin_cpu_kernels``)
 figures    the paper's Figures 1-7
 
 The torch-based names (``build_cnn``, ``train_cnn``, ``load_model``, ``predict_softmax``,
@@ -28,6 +30,7 @@ from reliquant.mlm.centroids import (
     distances_to_centroids,
     refine_centroids,
 )
+from reliquant.mlm.determinism import describe_cpu_kernels, pin_cpu_kernels
 from reliquant.mlm.likelihood import MLMResult, misclassification_likelihood
 from reliquant.mlm.matrices import (
     likelihood_matrix,
@@ -55,6 +58,7 @@ __all__ = [
     "centroid_tables",
     "class_centroids",
     "confusion_matrix",
+    "describe_cpu_kernels",
     "distances_to_centroids",
     "likelihood_matrix",
     "load_model",
@@ -63,6 +67,7 @@ __all__ = [
     "misclassification_likelihood",
     "mlm_claims",
     "mlm_comparisons",
+    "pin_cpu_kernels",
     "predict_softmax",
     "refine_centroids",
     "score_image_file",

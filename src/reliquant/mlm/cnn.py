@@ -15,7 +15,10 @@ Determinism: the weights are initialised under ``torch.manual_seed(block_int_see
 batches are drawn with ``torch.randperm`` from a separate ``torch.Generator`` seeded with
 ``block_int_seed(seed, "mlm", "cnn_shuffle")``, and ``torch.use_deterministic_algorithms``
 is on while training. On the CPU with the same thread count, the same seed gives bit-identical
-weights.
+weights on the same machine. Across CPUs (AVX2 vs AVX-512, Intel vs AMD) only where the
+process pinned its CPU kernels before importing torch
+(:func:`reliquant.mlm.determinism.pin_cpu_kernels`, called first by the workflow scripts);
+:func:`train_cnn` logs whether it did.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from tqdm.auto import tqdm
 from reliquant.core.io import atomic_path, frame_to_markdown
 from reliquant.core.runlog import progress_enabled
 from reliquant.core.seeding import block_int_seed
+from reliquant.mlm.determinism import describe_cpu_kernels, pinned_level
 
 log = logging.getLogger("reliquant.mlm.cnn")
 
@@ -196,6 +200,13 @@ def train_cnn(
         xt = normalise_images(test_images)
         yt = _check_labels(test_labels, len(xt), "test_labels")
     show = progress_enabled() if progress is None else progress
+    if device.type == "cpu":
+        if pinned_level() is None:
+            log.warning(
+                "CPU kernels: %s; weights may differ on another CPU", describe_cpu_kernels()
+            )
+        else:
+            log.info("CPU kernels: %s", describe_cpu_kernels())
 
     old_threads = torch.get_num_threads()
     old_det = torch.are_deterministic_algorithms_enabled()

@@ -7,10 +7,17 @@ stays bounded by the batch size, whatever ``n`` is. :func:`score_image_file` doe
 a parquet file of images (an MNIST split or a Perturbed MNIST partition), read chunk by chunk.
 
 Batch size and chunk size are speed settings only: every forward pass sees exactly
-``max(batch_size, MIN_FORWARD_ROWS)`` rows (a short batch is padded with blank images whose
-outputs are dropped), because the matrix kernels of the fully connected layers choose their
-code path by the number of rows (on the CPU, passes of fewer than about 5 rows round
-differently), and an image's scores must not depend on the batch it happens to land in.
+:func:`forward_rows` ``(batch_size)`` rows, ``max(batch_size, MIN_FORWARD_ROWS)`` rounded up to
+a multiple of ``FORWARD_ROW_MULTIPLE`` (a short batch is padded with blank images whose outputs
+are dropped), because the matrix kernels of the fully connected layers choose their code path
+by the number of rows (on the CPU, passes of fewer than about 5 rows round differently, and
+with MKL's ``COMPATIBLE`` branch, which :mod:`reliquant.mlm.determinism` pins, so does every
+row count that is not a multiple of 4), and an image's scores must not depend on the batch it
+happens to land in.
+
+Across CPUs, the scores are bit-identical where the workflow script pinned the CPU kernels
+(:func:`reliquant.mlm.determinism.pin_cpu_kernels`) and the thread count is the same;
+:func:`score_image_file` logs the kernel state.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from torch import nn
 
 from reliquant.core.io import arrow_to_images, open_parquet
 from reliquant.mlm.cnn import IMAGE_SIDE, N_CLASSES, normalise_images
+from reliquant.mlm.determinism import describe_cpu_kernels
 from reliquant.mlm.softmax import softmax_frame
 
 log = logging.getLogger("reliquant.mlm.inference")
@@ -36,6 +44,16 @@ log = logging.getLogger("reliquant.mlm.inference")
 DEFAULT_BATCH_SIZE = 512
 #: Fewest rows of one forward pass: smaller batches are padded up to it (see the module doc).
 MIN_FORWARD_ROWS = 32
+#: Every forward pass has a multiple of this many rows (MKL's COMPATIBLE branch rounds passes
+#: whose row count is not a multiple of 4 differently).
+FORWARD_ROW_MULTIPLE = 8
+
+
+def forward_rows(batch_size: int) -> int:
+    """Rows of every forward pass for ``batch_size``: at least :data:`MIN_FORWARD_ROWS`,
+    rounded up to a multiple of :data:`FORWARD_ROW_MULTIPLE` (512 -> 512, 299 -> 304, 1 -> 32)."""
+    rows = max(batch_size, MIN_FORWARD_ROWS)
+    return -(-rows // FORWARD_ROW_MULTIPLE) * FORWARD_ROW_MULTIPLE
 
 
 def select_device(prefer: str | None = None) -> torch.device:
@@ -77,7 +95,7 @@ def predict_softmax(
     device) and returned as ``exp(log_softmax)`` (eq. 1). ``channels_last`` stores the
     activations NHWC, which is faster for this CNN on the CPU; the values do not depend on it
     beyond float rounding. The model is moved to ``device`` and that memory format in place
-    and left in eval mode. Every forward pass has ``max(batch_size, MIN_FORWARD_ROWS)`` rows
+    and left in eval mode. Every forward pass has :func:`forward_rows` ``(batch_size)`` rows
     (a short batch is padded with blank images, outputs dropped), so a row's scores do not
     depend on ``batch_size`` or on where the batches are cut.
     """
@@ -95,10 +113,11 @@ def predict_softmax(
     fmt = torch.channels_last if channels_last else torch.contiguous_format
     model = model.to(device=device, memory_format=fmt).eval()
     out = np.empty((len(images), N_CLASSES), dtype=np.float32)
+    rows = forward_rows(batch_size)
     with torch.inference_mode():
         for start in range(0, len(images), batch_size):
             batch = images[start : start + batch_size]
-            xb = normalise_images(_pad_rows(batch, max(batch_size, MIN_FORWARD_ROWS)))
+            xb = normalise_images(_pad_rows(batch, rows))
             xb = xb.to(device)
             xb = xb.contiguous(memory_format=fmt)
             out[start : start + len(batch)] = model(xb)[: len(batch)].exp().float().cpu().numpy()
@@ -161,6 +180,9 @@ def score_image_file(
             f"{path}: expected a Perturbed MNIST partition of corruption {corruption!r}, "
             "found a table without corruption and level columns"
         )
+    runs_on = torch.device(device) if device is not None else next(model.parameters()).device
+    if runs_on.type == "cpu":
+        log.info("scoring %s; CPU kernels: %s", path, describe_cpu_kernels())
     columns = [index_col, "label", "image"] + (["corruption", "level"] if perturbed else [])
     total = source.metadata.num_rows if limit is None else min(limit, source.metadata.num_rows)
     frames, done = [], 0
