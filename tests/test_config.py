@@ -71,7 +71,10 @@ def test_unknown_top_level_key_is_one_line_naming_the_allowed_keys():
         validate_config(config, SCHEMA)
     lines = str(err.value).splitlines()
     assert len(lines) == 2, lines
-    assert "unknown key 'nbcc' at the top level; allowed: data, mlm, nbc, pmnist, trees" in lines[1]
+    assert (
+        "unknown key 'nbcc' at the top level; allowed: custom, data, mlm, nbc, pmnist, trees"
+        in lines[1]
+    )
 
 
 def test_schema_errors_name_the_dotted_key():

@@ -80,9 +80,31 @@ def _schema_registry(schema_dir: Path) -> Registry:
     return Registry().with_resources(resources)
 
 
-def _describe(error) -> str:
+def _key_path(error, config: Any) -> str:
+    """The dotted key path of a violation; a list entry with a ``name`` (a custom case) is
+    written ``custom['name']`` instead of ``custom.0``."""
+    parts: list[str] = []
+    node = config
+    for key in error.absolute_path:
+        item = node[key] if isinstance(key, int) and isinstance(node, list) else None
+        name = item.get("name") if isinstance(item, Mapping) else None
+        if isinstance(name, str) and parts:
+            parts[-1] += f"[{name!r}]"
+        else:
+            parts.append(str(key))
+        try:
+            node = node[key]
+        except (KeyError, IndexError, TypeError):
+            node = None
+    return ".".join(parts) or "(top level)"
+
+
+def _describe(error, config: Any = None) -> str:
     """One line for one schema violation, naming the dotted key path."""
-    key = ".".join(str(k) for k in error.absolute_path) or "(top level)"
+    key = _key_path(error, config)
+    if "propertyNames" in error.relative_schema_path:
+        allowed = sorted(error.schema.get("enum", []))
+        return f"unknown key {error.instance!r} in {key}; allowed: {', '.join(allowed)}"
     if error.validator == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
         unknown = sorted(set(error.instance) - set(allowed))
@@ -102,8 +124,24 @@ def validate_config(config: Mapping[str, Any], schema: str | os.PathLike) -> Non
     root = registry[path.name].contents
     validator = Draft202012Validator(root, registry=registry)
     errors = sorted(validator.iter_errors(config), key=lambda e: [str(k) for k in e.path])
+    # a key a narrower rule (a custom case's kind) also names is reported once, by that rule
+    named = {
+        (tuple(e.absolute_path), e.instance)
+        for e in errors
+        if "propertyNames" in e.relative_schema_path
+    }
+    errors = [
+        e
+        for e in errors
+        if e.validator != "additionalProperties"
+        or not isinstance(e.instance, Mapping)
+        or not all(
+            (tuple(e.absolute_path), k) in named
+            for k in set(e.instance) - set(e.schema.get("properties", {}))
+        )
+    ]
     if errors:
-        lines = [_describe(e) for e in errors[:10]]
+        lines = [_describe(e, config) for e in errors[:10]]
         more = f"\n(and {len(errors) - 10} more)" if len(errors) > 10 else ""
         raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines) + more)
 

@@ -181,6 +181,48 @@ def read_frame(path: str | os.PathLike, columns: list[str] | None = None) -> pd.
     return read_table(path, columns=columns).to_pandas()
 
 
+#: Suffixes of the user tables :func:`read_table_file` reads (CSV with a header row, parquet).
+TABLE_SUFFIXES = (".csv", ".parquet")
+
+
+def _table_suffix(path: str | os.PathLike) -> str:
+    suffix = Path(path).suffix.lower()
+    if suffix not in TABLE_SUFFIXES:
+        raise ValueError(
+            f"{path}: expected a table file ending in {' or '.join(TABLE_SUFFIXES)}; "
+            f"got {suffix or 'no suffix'!r}"
+        )
+    return suffix
+
+
+def table_file_columns(path: str | os.PathLike) -> list[str]:
+    """The column names of a CSV (its header row) or parquet file (its schema), without
+    reading the rows."""
+    if _table_suffix(path) == ".parquet":
+        return list(pq.read_schema(path).names)
+    return [str(c) for c in pd.read_csv(path, nrows=0).columns]
+
+
+def table_file_rows(path: str | os.PathLike) -> int:
+    """The number of data rows of a CSV or parquet file (parquet: from its footer)."""
+    if _table_suffix(path) == ".parquet":
+        return int(pq.ParquetFile(path).metadata.num_rows)
+    return sum(len(chunk) for chunk in pd.read_csv(path, usecols=[0], chunksize=1 << 16))
+
+
+def read_table_file(path: str | os.PathLike, columns: list[str] | None = None) -> pd.DataFrame:
+    """A user's table, CSV (header row; types inferred by pandas) or parquet (page checksums
+    verified where the file has them), as a DataFrame; ``columns`` selects and orders them.
+
+    Anything else is a ValueError naming the file and the suffixes read.
+    """
+    if _table_suffix(path) == ".parquet":
+        return read_table(path, columns=columns).to_pandas()
+    frame = pd.read_csv(path, usecols=columns)
+    log.info("read %s: %d rows", path, len(frame))
+    return frame if columns is None else frame[list(columns)]
+
+
 def images_to_arrow(images: np.ndarray) -> pa.FixedSizeListArray:
     """Encode an ``(n, h, w)`` uint8 array as a fixed-size-list column of ``h*w`` bytes."""
     images = np.asarray(images)

@@ -13,6 +13,7 @@ inference  batched softmax on the GPU when present, else the CPU (imports torch)
 determinism  pin the CPU kernels (ATen, oneDNN, MKL) before torch is imported, so training and
            inference are bit-identical across x86-64 CPUs (``pin_cpu_kernels``)
 figures    the paper's Figures 1-7
+custom     a workflow ``custom:`` case of kind mlm: D and L from a softmax table
 
 The torch-based names (``build_cnn``, ``train_cnn``, ``load_model``, ``predict_softmax``,
 ``score_image_file``) are imported on first use, so the matrix functions work on any

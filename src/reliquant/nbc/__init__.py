@@ -13,6 +13,7 @@ figures             Figures 1 and 2 (mean and standard deviation of the curves)
 paper               the per-cell claims check under config thresholds, the paper's claims
 settings            constraints between keys of the nbc config section
 scoring             a user's own model (ours or sklearn's CategoricalNB) and table, scored
+custom              a workflow ``custom:`` case of kind nbc: fit on a train table, score a test table
 """
 
 from reliquant.nbc.acceptance import accuracy_acceptance_curve, area_under_curve

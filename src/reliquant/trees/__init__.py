@@ -24,12 +24,15 @@ figures      the figures of Section 5
 experiments  one function per experiment job of Section 5 (Tables 1-3, Iris mixed noise)
 pima         Figure 4 of 002: Pima under NORTA noise, the noise-reading sensitivity table
 paper        the papers' numbers and claims beside ours (via reliquant.core.paper)
+model_files  a user's model file (XGBoost .json/.ubj, LightGBM .txt, scikit-learn .skops) loaded safely
+custom       a workflow ``custom:`` case of kind trees: robustness of a model file on a samples table
 """
 
 from reliquant.trees.anytime import RobustnessResult, robustness, robustness_batch
 from reliquant.trees.box_mass import CorrelatedNormal, IndependentNormal, NortaNoise
 from reliquant.trees.boxes import grid_robustness
 from reliquant.trees.engine import EngineResult, exact_robustness
+from reliquant.trees.model_files import load_model
 from reliquant.trees.models import MODEL_KINDS, fit_model
 from reliquant.trees.monte_carlo import MonteCarloResult, monte_carlo_robustness
 from reliquant.trees.noise import Gaussian, Norta
@@ -50,6 +53,7 @@ __all__ = [
     "extract_ensemble",
     "fit_model",
     "grid_robustness",
+    "load_model",
     "monte_carlo_robustness",
     "robustness",
     "robustness_batch",

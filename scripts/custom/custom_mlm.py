@@ -1,0 +1,16 @@
+"""Rule custom_mlm: a custom case of kind mlm: the Misclassification Likelihood Matrix of the
+case's softmax table (paper 004)."""
+
+from reliquant.core.io import read_table_file, write_frame, write_markdown
+from reliquant.core.runlog import setup_logging
+from reliquant.mlm.custom import run_case
+
+setup_logging(snakemake.log[0], "mlm")
+reference = snakemake.input.get("reference")
+result = run_case(
+    read_table_file(snakemake.input.softmax),
+    case=snakemake.params.case,
+    reference=read_table_file(reference) if reference else None,
+)
+write_frame(result.table, snakemake.output.table, result.schema)
+write_markdown(result.markdown, snakemake.output.md, snakemake.output.html)

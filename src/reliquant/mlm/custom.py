@@ -1,0 +1,95 @@
+"""A user's ``mlm`` case (config ``custom:``): the Misclassification Likelihood Matrix of their
+classifier, from a table of its softmax outputs.
+
+The ``softmax`` table holds one row per example: columns ``p0 .. p{K-1}`` (the softmax
+``s(x)``, eq. 1) and ``label`` (the true class ``0 .. K-1``). :func:`misclassification_likelihood`
+computes the class centroids (eq. 3, refined by K-Means unless ``refine`` is false, Section
+3.3 a), from the ``reference`` table when given (e.g. the training set, as in the paper), the
+nearest distances ``D`` (eqs. 4-5) and the likelihoods ``L`` (eq. 6).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from reliquant.core.custom import CaseResult, softmax_columns
+from reliquant.core.io import frame_to_markdown
+from reliquant.mlm.likelihood import MLMResult, misclassification_likelihood
+
+__all__ = ["SCHEMA", "run_case"]
+
+#: The long table of D and L (MLMResult.to_frame), one row per off-diagonal pair.
+SCHEMA = pa.schema(
+    [
+        ("true", pa.int64()),
+        ("predicted", pa.int64()),
+        ("distance", pa.float64()),
+        ("likelihood", pa.float64()),
+    ]
+)
+
+
+def _arrays(frame: pd.DataFrame, where: str) -> tuple[np.ndarray, np.ndarray]:
+    try:
+        columns = softmax_columns(list(frame.columns))
+    except ValueError as err:
+        raise ValueError(f"{where}: {err}") from err
+    return frame[columns].to_numpy(np.float64), frame["label"].to_numpy()
+
+
+def run_case(
+    softmax: pd.DataFrame,
+    *,
+    case: Mapping[str, Any],
+    reference: pd.DataFrame | None = None,
+) -> CaseResult:
+    """``D`` and ``L`` of one ``mlm`` case (module docstring) as a long table (``true``,
+    ``predicted``, ``distance``, ``likelihood``; ``K (K - 1)`` rows) and a markdown summary
+    with ``L`` as a matrix. ``case``: the case's config entry (optional ``refine`` (default
+    true), ``seed`` (0)); ``reference``: the ``reference`` table, if the case has one."""
+    name = case["name"]
+    s, y = _arrays(softmax, f"custom case {name!r}, key 'softmax'")
+    ref: dict[str, np.ndarray] = {}
+    if reference is not None:
+        ref_s, ref_y = _arrays(reference, f"custom case {name!r}, key 'reference'")
+        ref = {"reference_softmax": ref_s, "reference_labels": ref_y}
+    try:
+        res = misclassification_likelihood(
+            s, y, refine=bool(case.get("refine", True)), seed=int(case.get("seed", 0)), **ref
+        )
+    except ValueError as err:
+        raise ValueError(f"custom case {name!r}: {err}") from err
+    table = res.to_frame()
+    return CaseResult(table, SCHEMA, _markdown(res, case, len(s)))
+
+
+def _markdown(res: MLMResult, case: Mapping[str, Any], n: int) -> str:
+    k = res.n_classes
+    source = f"`{case['reference']}`" if "reference" in case else "the same table"
+    refined = "refined by K-Means" if case.get("refine", True) else "not refined"
+    text = (
+        f"{n} examples of `{case['softmax']}`, K = {k} classes; centroids from {source} "
+        f"({refined}; Section 3.3 a). L[y, c] (eq. 6): how likely examples of true class y "
+        "are mistaken for class c (rows sum to 1); D (eq. 5) is in the parquet table."
+    )
+    matrix = pd.DataFrame(res.likelihood, columns=[f"L[., {c}]" for c in range(k)])
+    matrix.insert(0, "true class", [str(c) for c in range(k)])  # text: kept out of floatfmt
+    centroids = pd.DataFrame(
+        {
+            "class": np.arange(k),
+            "n_correct": res.n_correct,
+            "n_misclustered": res.n_misclustered,
+            "centroid_shift": res.centroid_shift,
+        }
+    )
+    return (
+        f"# Your case {case['name']}: Misclassification Likelihood Matrix\n\n{text}\n\n"
+        + frame_to_markdown(matrix, floatfmt=".4f")
+        + "\nCentroids (eq. 3, Table 1's shift):\n\n"
+        + frame_to_markdown(centroids, floatfmt=".3g")
+    )
