@@ -72,4 +72,6 @@ def test_different_numbers_never_print_alike():
     assert "| R^2 | 0.9999 | 0.999896 |" in text
     assert "| acc | 0.98 | 0.98 |" in text
     assert format_pair(1.0, 1.0 + 1e-12) == ("1", "1")  # beyond 10 digits: as equal as printed
+    assert format_pair(0.9999, 0.999988) == ("0.9999", "0.99999")  # not rounded up to 1
+    assert format_pair(float("nan"), 0.5) == ("–", "0.5")
     assert format_pair(2.5e-5, 2.50001e-5) == ("2.5e-05", "2.50001e-05")

@@ -110,10 +110,14 @@ def _fmt(value: float, digits: int = 4) -> str:
 
 def format_pair(paper_value: float, ours: float) -> tuple[str, str]:
     """The paper's number and ours with enough significant digits (4 to 10) that two different
-    numbers never print alike: 0.999896 beside 0.9999 prints as 0.999896, not 0.9999."""
+    numbers never print alike and neither rounds by more than a tenth of their difference:
+    0.999896 beside 0.9999 prints as 0.999896, and 0.999988 as 0.99999, not 1."""
     for digits in range(4, 11):
         a, b = _fmt(paper_value, digits), _fmt(ours, digits)
-        if a != b or paper_value == ours:
+        if paper_value == ours or not (np.isfinite(paper_value) and np.isfinite(ours)):
+            return a, b
+        gap = 0.1 * abs(paper_value - ours)
+        if a != b and abs(float(a) - paper_value) <= gap and abs(float(b) - ours) <= gap:
             return a, b
     return a, b
 
