@@ -74,7 +74,7 @@ rule mlm_train:
     threads: config["mlm"]["threads"]
     resources:
         mem_mb=3500,
-        runtime=8,
+        runtime=9,
         gpu=config["mlm"]["gpus_per_job"],
     conda:
         ENV_TORCH
@@ -178,7 +178,7 @@ rule mlm_fig_misclustered:
         "benchmarks/mlm/fig_misclustered.tsv"
     threads: 1
     resources:
-        mem_mb=1000,
+        mem_mb=2000,
         runtime=5,
     conda:
         ENV_CORE
@@ -294,7 +294,7 @@ rule mlm_accuracy:
         "benchmarks/mlm/accuracy.tsv"
     threads: 1
     resources:
-        mem_mb=1000,
+        mem_mb=1500,
         runtime=5,
     conda:
         ENV_CORE
@@ -324,7 +324,7 @@ rule mlm_fig_pixelation:
         "benchmarks/mlm/fig_pixelation.tsv"
     threads: 1
     resources:
-        mem_mb=1000,
+        mem_mb=1500,
         runtime=5,
     conda:
         ENV_CORE

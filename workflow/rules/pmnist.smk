@@ -158,7 +158,7 @@ rule pmnist_grid:
         "benchmarks/pmnist/grid.tsv"
     threads: 1
     resources:
-        mem_mb=1000,
+        mem_mb=1500,
         runtime=5,
     conda:
         ENV_CORE

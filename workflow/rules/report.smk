@@ -86,7 +86,7 @@ rule report_environment:
         "benchmarks/report/environment.tsv"
     threads: 1
     resources:
-        mem_mb=1000,
+        mem_mb=1500,
         runtime=5,
     conda:
         ENV_TORCH
