@@ -189,3 +189,50 @@ def test_a_replaced_partition_is_caught_by_its_corruption(model, images, tmp_pat
     pq.write_table(mnist_table(x, labels), split)
     with pytest.raises(ValueError, match=r"split\.parquet: expected a Perturbed MNIST partition"):
         inference.score_image_file(model, split, corruption="fog")
+
+
+def _tiny_model():
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(3)
+        return torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(12, 3)).eval()
+
+
+def test_any_module_with_preprocess_gives_its_softmax():
+    """A custom module on (n, 12) float input: the softmax of its logits, whatever the batch."""
+    model = _tiny_model()
+    x = np.random.default_rng(1).normal(size=(50, 12)).astype(np.float32)
+    with torch.inference_mode():
+        direct = torch.softmax(model(torch.from_numpy(x)), dim=-1).numpy()
+    p = inference.predict_softmax(model, x, batch_size=512, preprocess=torch.from_numpy)
+    assert p.dtype == np.float32 and p.shape == (50, 3)
+    np.testing.assert_allclose(p, direct, rtol=1e-6, atol=1e-7)
+    for batch_size in (1, 7, 16):
+        pb = inference.predict_softmax(model, x, batch_size=batch_size, preprocess=torch.from_numpy)
+        np.testing.assert_array_equal(pb, p)  # bit-equal: every pass has the same rows
+
+
+def test_custom_module_output_feeds_the_mlm():
+    from reliquant.mlm import misclassification_likelihood
+
+    model = _tiny_model()
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(90, 12)).astype(np.float32)
+    p = inference.predict_softmax(model, x, batch_size=32, preprocess=torch.from_numpy)
+    labels = np.arange(90) % 3
+    result = misclassification_likelihood(p, labels, refine=False)
+    likelihood = np.asarray(result.likelihood)
+    assert likelihood.shape == (3, 3)
+    off = ~np.eye(3, dtype=bool)  # the diagonal is undefined (NaN) by construction
+    assert np.isfinite(likelihood[off]).all()
+    np.testing.assert_allclose(np.nansum(likelihood, axis=1), 1.0, rtol=1e-9)
+
+
+def test_custom_module_rejects_bad_preprocess_and_outputs():
+    model = _tiny_model()
+    x = np.zeros((4, 12), np.float32)
+    with pytest.raises(TypeError, match="torch.Tensor"):
+        inference.predict_softmax(model, x, preprocess=lambda b: b)
+    with pytest.raises(ValueError, match="outputs"):
+        inference.predict_softmax(model, x, preprocess=torch.from_numpy, outputs="probs")
+    with pytest.raises(ValueError, match="preprocess="):
+        inference.predict_softmax(model, x)  # the default preprocess wants MNIST images

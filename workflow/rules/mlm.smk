@@ -44,6 +44,25 @@ rule mlm:
         MLM_TARGETS,
 
 
+# mlm.model.source: train the CNN here (rule mlm_train, default), or read the user's state dict
+# of the paper's CNN (rule mlm_model_file). Both write results/mlm/cnn.pt and the training log;
+# the ruleorder picks the configured one. A missing file is an error here: Snakemake would
+# otherwise fall back to training.
+if MLM["model"]["source"] == "file":
+
+    ruleorder: mlm_model_file > mlm_train
+
+    if not Path(MLM["model"]["path"]).is_file():
+        raise ValueError(
+            f"mlm.model.path: no CNN weights file at {MLM['model']['path']} "
+            f"(relative to {Path.cwd()})"
+        )
+
+else:
+
+    ruleorder: mlm_train > mlm_model_file
+
+
 rule mlm_train:
     input:
         train="results/data/mnist_train.parquet",
@@ -80,6 +99,39 @@ rule mlm_train:
         ENV_TORCH
     script:
         "../../scripts/mlm/mlm_train.py"
+
+
+# mlm.model.source file: the user's state dict of the paper's CNN replaces training; the
+# training log says "not trained here" (NaN accuracies), so every consumer runs unchanged.
+rule mlm_model_file:
+    input:
+        # train: no input (never chosen, see the ruleorder above)
+        weights=MLM["model"].get("path", []),
+    output:
+        model="results/mlm/cnn.pt",
+        log="results/mlm/training_log.parquet",
+        md="results/mlm/training_log.md",
+        html=mlm_report(
+            "results/mlm/training_log.html",
+            "mlm_training_log",
+            "Training",
+            name="CNN weights read from a file (not trained here)",
+        ),
+    params:
+        code=MLM_CODE,
+        model=config["mlm"]["model"],
+    log:
+        "logs/mlm/model_file.log",
+    benchmark:
+        "benchmarks/mlm/model_file.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        ENV_TORCH
+    script:
+        "../../scripts/mlm/mlm_model_file.py"
 
 
 rule mlm_infer:

@@ -15,8 +15,8 @@ determinism  pin the CPU kernels (ATen, oneDNN, MKL) before torch is imported, s
 figures    the paper's Figures 1-7
 custom     a workflow ``custom:`` case of kind mlm: D and L from a softmax table
 
-The torch-based names (``build_cnn``, ``train_cnn``, ``load_model``, ``predict_softmax``,
-``score_image_file``) are imported on first use, so the matrix functions work on any
+The torch-based names (``build_cnn``, ``train_cnn``, ``load_model``, ``load_model_file``,
+``predict_softmax``, ``score_image_file``) are imported on first use, so the matrix functions work on any
 classifier's softmax outputs without torch.
 """
 
@@ -44,6 +44,7 @@ from reliquant.mlm.softmax import SOFTMAX_SCHEMA, softmax_frame
 _LAZY = {
     "build_cnn": "reliquant.mlm.cnn",
     "load_model": "reliquant.mlm.cnn",
+    "load_model_file": "reliquant.mlm.cnn",
     "train_cnn": "reliquant.mlm.cnn",
     "predict_softmax": "reliquant.mlm.inference",
     "score_image_file": "reliquant.mlm.inference",
@@ -63,6 +64,7 @@ __all__ = [
     "distances_to_centroids",
     "likelihood_matrix",
     "load_model",
+    "load_model_file",
     "matrices_long",
     "min_distance_matrix",
     "misclassification_likelihood",

@@ -23,6 +23,7 @@ process pinned its CPU kernels before importing torch
 
 from __future__ import annotations
 
+import hashlib
 import io
 import logging
 import os
@@ -58,6 +59,11 @@ TRAINING_LOG_SCHEMA = pa.schema(
         pa.field("train_accuracy", pa.float64(), nullable=False),
         pa.field("test_accuracy", pa.float64()),
     ]
+)
+#: The training log of a model read from a file (config ``mlm.model.source: file``): the
+#: columns of :data:`TRAINING_LOG_SCHEMA`, loss and accuracies null (not trained here).
+EXTERNAL_TRAINING_LOG_SCHEMA = pa.schema(
+    [field.with_nullable(field.name != "epoch") for field in TRAINING_LOG_SCHEMA]
 )
 
 
@@ -301,6 +307,66 @@ def load_model(path: str | os.PathLike, device: torch.device | str | None = None
     except RuntimeError as exc:
         raise ValueError(f"{path} does not hold MnistCNN weights: {exc}") from exc
     return model.to(device if device is not None else "cpu").eval()
+
+
+def file_sha256(path: str | os.PathLike) -> str:
+    """Hex SHA-256 digest of the file at ``path`` (read in 1 MiB blocks)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def load_model_file(
+    path: str | os.PathLike, sha256: str, device: torch.device | str | None = None
+) -> MnistCNN:
+    """Load a user's state dict of the paper's CNN (config ``mlm.model.source: file``).
+
+    The file's SHA-256 must equal ``sha256`` (a ValueError naming the path and both digests
+    otherwise), and its tensors must fit :class:`MnistCNN` (a ValueError naming the path
+    otherwise). Only tensors are unpickled (``torch.load(..., weights_only=True)``).
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"mlm.model.path: no CNN weights file at {path}")
+    actual = file_sha256(path)
+    if actual != sha256.lower():
+        raise ValueError(
+            f"{path}: SHA-256 {actual} does not match mlm.model.sha256 {sha256.lower()}; "
+            "the file changed or the digest in the config is wrong"
+        )
+    try:
+        return load_model(path, device)
+    except ValueError:
+        raise
+    except Exception as exc:  # not a torch file, or pickled objects other than tensors
+        raise ValueError(f"{path} does not hold MnistCNN weights: {exc}") from exc
+
+
+def external_training_log() -> pd.DataFrame:
+    """The training log of a model not trained here: one row, epoch 0, NaN loss and accuracies
+    (:data:`EXTERNAL_TRAINING_LOG_SCHEMA`), so that the rules reading the log still run."""
+    nan = float("nan")
+    return pd.DataFrame(
+        {
+            "epoch": np.array([0], dtype=np.int32),
+            "loss": [nan],
+            "train_accuracy": [nan],
+            "test_accuracy": [nan],
+        }
+    )
+
+
+def external_model_markdown(path: str | os.PathLike, sha256: str) -> str:
+    """The training report of a model read from a file (``mlm.model.source: file``)."""
+    return (
+        "# CNN training log\n\n"
+        "Not trained here: the CNN weights were read from a file (config `mlm.model`), "
+        "so there is no per-epoch loss or accuracy; the training log holds one row of NaN.\n\n"
+        f"| quantity | value |\n|---|---|\n| weights file | `{path}` |\n"
+        f"| SHA-256 | `{sha256}` |\n"
+    )
 
 
 def training_markdown(

@@ -2,7 +2,8 @@
 
 :func:`predict_softmax` turns uint8 images into the ``(n, 10)`` float32 softmax outputs
 ``p_i = exp(z_i) / sum_j exp(z_j)`` (paper 004, eq. 1), computed as ``exp`` of the model's
-log-softmax. It works on one batch at a time under ``torch.inference_mode`` so that memory
+log-softmax; given a ``preprocess`` callable it scores any ``torch.nn.Module`` that maps a float
+tensor batch to ``K`` logits (softmax over the last dimension). It works on one batch at a time under ``torch.inference_mode`` so that memory
 stays bounded by the batch size, whatever ``n`` is. :func:`score_image_file` does the same for
 a parquet file of images (an MNIST split or a Perturbed MNIST partition), read chunk by chunk.
 
@@ -34,7 +35,7 @@ import torch
 from torch import nn
 
 from reliquant.core.io import arrow_to_images, open_parquet
-from reliquant.mlm.cnn import IMAGE_SIDE, N_CLASSES, normalise_images
+from reliquant.mlm.cnn import IMAGE_SIDE, N_CLASSES, MnistCNN, normalise_images
 from reliquant.mlm.determinism import describe_cpu_kernels
 from reliquant.mlm.softmax import softmax_frame
 
@@ -87,40 +88,74 @@ def predict_softmax(
     batch_size: int = DEFAULT_BATCH_SIZE,
     device: torch.device | str | None = None,
     channels_last: bool = True,
+    preprocess: Callable[[np.ndarray], torch.Tensor] | None = None,
+    outputs: str | None = None,
 ) -> np.ndarray:
-    """Softmax outputs ``(n, 10)`` float32 of ``model`` for uint8 images ``(n, 28, 28)``.
+    """Softmax outputs ``(n, K)`` float32 of ``model`` for a batch of inputs ``(n, ...)``.
 
-    Images are normalised as in training (``u/255*2 - 1``, Section 4.1), scored in batches of
-    ``batch_size`` under ``torch.inference_mode`` on ``device`` (default: the model's own
-    device) and returned as ``exp(log_softmax)`` (eq. 1). ``channels_last`` stores the
-    activations NHWC, which is faster for this CNN on the CPU; the values do not depend on it
-    beyond float rounding. The model is moved to ``device`` and that memory format in place
-    and left in eval mode. Every forward pass has :func:`forward_rows` ``(batch_size)`` rows
-    (a short batch is padded with blank images, outputs dropped), so a row's scores do not
-    depend on ``batch_size`` or on where the batches are cut.
+    By default (``preprocess=None``) the inputs are uint8 images ``(n, 28, 28)``, normalised as
+    in training (``u/255*2 - 1``, Section 4.1). Any other ``torch.nn.Module`` that maps a float
+    tensor batch to ``K`` scores per row works too: ``preprocess`` turns a numpy batch
+    ``(rows, ...)`` into the model's input tensor (e.g. ``torch.from_numpy``). ``outputs``
+    says what the model returns: ``"log_softmax"`` (returned as ``exp``, eq. 1; the default for
+    the paper's :class:`reliquant.mlm.cnn.MnistCNN`) or ``"logits"`` (softmax over the last
+    dimension; the default for every other module).
+
+    Inputs are scored in batches of ``batch_size`` under ``torch.inference_mode`` on
+    ``device`` (default: the model's own device). ``channels_last`` stores 4-D activations
+    NHWC, which is faster for this CNN on the CPU; the values do not depend on it beyond float
+    rounding. The model is moved to ``device`` (and that memory format) in place and left in
+    eval mode. Every forward pass has :func:`forward_rows` ``(batch_size)`` rows (a short batch
+    is padded with zero rows, outputs dropped), so a row's scores do not depend on
+    ``batch_size`` or on where the batches are cut.
     """
     images = np.asarray(images_uint8)
-    if images.dtype != np.uint8 or images.ndim != 3 or images.shape[1:] != (IMAGE_SIDE, IMAGE_SIDE):
-        raise ValueError(
-            f"images must be uint8 of shape (n, {IMAGE_SIDE}, {IMAGE_SIDE}); "
-            f"got {images.dtype} {images.shape}"
-        )
+    if preprocess is None:
+        if (
+            images.dtype != np.uint8
+            or images.ndim != 3
+            or images.shape[1:] != (IMAGE_SIDE, IMAGE_SIDE)
+        ):
+            raise ValueError(
+                f"images must be uint8 of shape (n, {IMAGE_SIDE}, {IMAGE_SIDE}); "
+                f"got {images.dtype} {images.shape} (pass preprocess= for other inputs)"
+            )
+        preprocess = normalise_images
+    elif images.ndim < 1:
+        raise ValueError(f"inputs must have a leading batch dimension; got shape {images.shape}")
+    if outputs is None:
+        outputs = "log_softmax" if isinstance(model, MnistCNN) else "logits"
+    if outputs not in ("log_softmax", "logits"):
+        raise ValueError(f"outputs must be 'log_softmax' or 'logits'; got {outputs!r}")
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1; got {batch_size}")
     if device is None:
-        device = next(model.parameters()).device
+        param = next(model.parameters(), None)
+        device = param.device if param is not None else torch.device("cpu")
     device = torch.device(device)
     fmt = torch.channels_last if channels_last else torch.contiguous_format
     model = model.to(device=device, memory_format=fmt).eval()
-    out = np.empty((len(images), N_CLASSES), dtype=np.float32)
     rows = forward_rows(batch_size)
+    out: np.ndarray | None = None
     with torch.inference_mode():
-        for start in range(0, len(images), batch_size):
+        # an empty input still makes one (all-padding) pass, to learn K
+        for start in range(0, max(len(images), 1), batch_size):
             batch = images[start : start + batch_size]
-            xb = normalise_images(_pad_rows(batch, rows))
+            xb = preprocess(_pad_rows(batch, rows))
+            if not isinstance(xb, torch.Tensor):
+                raise TypeError(f"preprocess must return a torch.Tensor; got {type(xb).__name__}")
             xb = xb.to(device)
-            xb = xb.contiguous(memory_format=fmt)
-            out[start : start + len(batch)] = model(xb)[: len(batch)].exp().float().cpu().numpy()
+            if xb.ndim == 4:
+                xb = xb.contiguous(memory_format=fmt)
+            scores = model(xb)[: len(batch)]
+            probs = scores.exp() if outputs == "log_softmax" else torch.softmax(scores, dim=-1)
+            if out is None:
+                if probs.ndim != 2:
+                    raise ValueError(
+                        f"model must return scores of shape (rows, K); got {tuple(probs.shape)}"
+                    )
+                out = np.empty((len(images), probs.shape[-1]), dtype=np.float32)
+            out[start : start + len(batch)] = probs.float().cpu().numpy()
     return out
 
 

@@ -1,0 +1,182 @@
+"""Config mlm.model: the CNN read from a user's state dict (reliquant.mlm.cnn.load_model_file,
+rule mlm_model_file) instead of trained by rule mlm_train."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+import yaml
+from workflow_helpers import REPO, planned_jobs, snakemake
+
+from reliquant.core.io import read_frame, write_frame
+from reliquant.mlm import cnn, inference
+
+
+@pytest.fixture(scope="module")
+def weights(tmp_path_factory):
+    """A freshly built CNN, its state dict saved by torch.save, and the file's SHA-256."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(5)
+        model = cnn.build_cnn().eval()
+    path = tmp_path_factory.mktemp("weights") / "my_cnn.pt"
+    torch.save(model.state_dict(), path)
+    return model, path, cnn.file_sha256(path)
+
+
+def test_sha256_matches_hashlib(weights):
+    import hashlib
+
+    _, path, digest = weights
+    assert digest == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_loaded_state_dict_gives_identical_predictions(weights):
+    model, path, digest = weights
+    loaded = cnn.load_model_file(path, digest.upper())  # digest case does not matter
+    images = np.random.default_rng(0).integers(0, 256, (70, 28, 28), dtype=np.uint8)
+    expected = inference.predict_softmax(model, images, batch_size=32, device="cpu")
+    got = inference.predict_softmax(loaded, images, batch_size=32, device="cpu")
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_sha256_mismatch_names_the_path_and_both_digests(weights):
+    _, path, digest = weights
+    wrong = "0" * 64
+    with pytest.raises(ValueError) as err:
+        cnn.load_model_file(path, wrong)
+    message = str(err.value)
+    assert str(path) in message and digest in message and wrong in message
+
+
+def test_wrong_architecture_names_the_path(tmp_path):
+    other = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(12, 3))
+    path = tmp_path / "other.pt"
+    torch.save(other.state_dict(), path)
+    with pytest.raises(ValueError, match="does not hold MnistCNN weights") as err:
+        cnn.load_model_file(path, cnn.file_sha256(path))
+    assert str(path) in str(err.value)
+
+
+def test_not_a_torch_file_names_the_path(tmp_path):
+    path = tmp_path / "junk.pt"
+    path.write_bytes(b"not a checkpoint")
+    with pytest.raises(ValueError, match="does not hold MnistCNN weights") as err:
+        cnn.load_model_file(path, cnn.file_sha256(path))
+    assert str(path) in str(err.value)
+
+
+def test_missing_file_names_the_path(tmp_path):
+    with pytest.raises(FileNotFoundError, match="missing.pt"):
+        cnn.load_model_file(tmp_path / "missing.pt", "0" * 64)
+
+
+def test_external_training_log_fits_the_schema(tmp_path):
+    frame = cnn.external_training_log()
+    write_frame(frame, tmp_path / "log.parquet", cnn.EXTERNAL_TRAINING_LOG_SCHEMA)
+    back = read_frame(tmp_path / "log.parquet")
+    assert len(back) == 1 and back["test_accuracy"].isna().all()
+    assert "Not trained here" in cnn.external_model_markdown("x.pt", "ab" * 32)
+
+
+def test_saved_copy_equals_save_model_bytes(weights, tmp_path):
+    """What rule mlm_model_file writes as results/mlm/cnn.pt is what save_model writes for
+    the same weights, and holds the file's tensors unchanged."""
+    _, path, digest = weights
+    direct = cnn.MnistCNN()
+    direct.load_state_dict(torch.load(path, weights_only=True))
+    cnn.save_model(cnn.load_model_file(path, digest), tmp_path / "a.pt")
+    cnn.save_model(direct, tmp_path / "b.pt")
+    assert (tmp_path / "a.pt").read_bytes() == (tmp_path / "b.pt").read_bytes()
+    state = torch.load(io.BytesIO((tmp_path / "a.pt").read_bytes()), weights_only=True)
+    original = torch.load(path, weights_only=True)
+    assert set(state) == set(original)
+    assert all(torch.equal(state[k], original[k]) for k in state)
+
+
+def _overlay(tmp_path, model: dict) -> str:
+    path = tmp_path / "overlay.yaml"
+    path.write_text(yaml.safe_dump({"mlm": {"model": model}}))
+    return str(path)
+
+
+def test_dry_run_with_a_model_file_plans_no_training(weights, tmp_path):
+    _, path, digest = weights
+    overlay = _overlay(tmp_path, {"source": "file", "path": str(path), "sha256": digest})
+    default = planned_jobs(snakemake(REPO, "-n").stdout)
+    proc = snakemake(REPO, "-n", "--configfile", overlay)
+    jobs = planned_jobs(proc.stdout)
+    assert "mlm_train" not in jobs
+    assert jobs.get("mlm_model_file") == 1
+    assert jobs["mlm_infer"] == default["mlm_infer"]
+    assert jobs["mlm_paper"] == 1 and jobs["mlm_accuracy"] == 1
+    assert sum(jobs.values()) == sum(default.values())
+
+
+@pytest.mark.parametrize(
+    ("model", "expected"),
+    [
+        ({"source": "file", "path": "x.pt"}, "sha256"),
+        ({"source": "file", "path": "x.pt", "sha256": "xyz"}, "sha256"),
+        ({"source": "download"}, "source"),
+    ],
+)
+def test_bad_model_config_fails_naming_the_key(tmp_path, model, expected):
+    proc = snakemake(REPO, "-n", "--configfile", _overlay(tmp_path, model), check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert "invalid configuration" in out
+    assert expected in out
+    assert "Job stats" not in out
+
+
+def test_paper_tables_run_on_the_not_trained_here_log(tmp_path):
+    """Rules mlm_paper and mlm_accuracy read the training log: NaN accuracies pass through."""
+    from test_mlm_paper import PAPER, _accuracy, _table1
+
+    from reliquant.core.paper import CLAIM_SCHEMA, COMPARISON_SCHEMA
+    from reliquant.mlm.paper import paper_tables
+
+    table1 = _table1([1e-14] * 5 + [1e-4] * 2 + [1e-14] * 3)
+    log = cnn.external_training_log()
+    comparisons, claims, _ = paper_tables(_accuracy(), log, table1, PAPER, "clean")
+    ours = comparisons.set_index("quantity")["ours"]
+    assert np.isnan(ours["CNN train accuracy (last epoch)"])
+    assert np.isnan(ours["CNN test accuracy"])
+    write_frame(comparisons, tmp_path / "c.parquet", COMPARISON_SCHEMA)
+    write_frame(claims, tmp_path / "k.parquet", CLAIM_SCHEMA)
+
+
+def test_accuracy_report_runs_on_the_not_trained_here_log():
+    from test_mlm_paper import PAPER
+
+    from reliquant.mlm.accuracy import accuracy_report
+
+    rng = np.random.default_rng(0)
+    parts = []
+    for name, levels in (("clean", [0]), ("brightness", range(1, 11)), ("fog", range(1, 11))):
+        for level in levels:
+            label = rng.integers(0, 10, 50)
+            parts.append(
+                pd.DataFrame(
+                    {"label": label, "prediction": label, "corruption": name, "level": level}
+                )
+            )
+    report = accuracy_report(
+        pd.concat(parts, ignore_index=True), cnn.external_training_log(), PAPER, "clean"
+    )
+    assert report.comparison["ours"].isna().sum() == 2  # the two CNN accuracies
+
+
+def test_dry_run_with_a_missing_model_file_fails_naming_it(tmp_path):
+    """No silent fallback to training when mlm.model.path does not exist."""
+    missing = tmp_path / "nowhere.pt"
+    overlay = _overlay(tmp_path, {"source": "file", "path": str(missing), "sha256": "a" * 64})
+    proc = snakemake(REPO, "-n", "--configfile", overlay, check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert str(missing) in out and "mlm.model.path" in out
+    assert "Job stats" not in out
