@@ -4,6 +4,7 @@
 # Resources (threads, mem_mb, runtime in minutes): measured benchmarks/ peaks x 1.5 + 500 MB
 # and wall times x 3, at least 1000 MB and 5 minutes (CONTRIBUTING.md, Resources).
 
+from reliquant.nbc.experiment import gamma_key
 from reliquant.nbc.settings import check_settings
 
 # Constraints between keys (class probabilities, the favoured table, folds, file names).
@@ -20,7 +21,7 @@ wildcard_constraints:
 
 # (n_train, gamma text) of every cell of the configured grid.
 NBC_CELLS = [
-    (int(n), f"{float(g):g}")
+    (int(n), gamma_key(g))
     for n in config["nbc"]["grid"]["n_train"]
     for g in config["nbc"]["grid"]["gamma"]
 ]

@@ -217,7 +217,7 @@ def read_table_file(path: str | os.PathLike, columns: list[str] | None = None) -
     Anything else is a ValueError naming the file and the suffixes read.
     """
     if _table_suffix(path) == ".parquet":
-        return read_table(path, columns=columns).to_pandas()
+        return read_frame(path, columns=columns)
     frame = pd.read_csv(path, usecols=columns)
     log.info("read %s: %d rows", path, len(frame))
     return frame if columns is None else frame[list(columns)]

@@ -23,7 +23,6 @@ process pinned its CPU kernels before importing torch
 
 from __future__ import annotations
 
-import hashlib
 import io
 import logging
 import os
@@ -39,7 +38,7 @@ from torch import nn
 from torch.nn import functional as F
 from tqdm.auto import tqdm
 
-from reliquant.core.io import atomic_path, frame_to_markdown
+from reliquant.core.io import atomic_path, file_sha256, frame_to_markdown
 from reliquant.core.runlog import progress_enabled
 from reliquant.core.seeding import block_int_seed
 from reliquant.mlm.determinism import describe_cpu_kernels, pinned_level
@@ -307,15 +306,6 @@ def load_model(path: str | os.PathLike, device: torch.device | str | None = None
     except RuntimeError as exc:
         raise ValueError(f"{path} does not hold MnistCNN weights: {exc}") from exc
     return model.to(device if device is not None else "cpu").eval()
-
-
-def file_sha256(path: str | os.PathLike) -> str:
-    """Hex SHA-256 digest of the file at ``path`` (read in 1 MiB blocks)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def load_model_file(

@@ -3,7 +3,7 @@
 The JSON schema checks each key alone; these checks need several at once: class
 probabilities that sum to one, a ``favoured`` table of one row per class and one valid value
 per feature, enough training instances for every cross-validation fold, and grid values that
-name distinct files (cell files are named with ``f"{gamma:g}"``).
+name distinct files (cell files are named with :func:`reliquant.nbc.experiment.gamma_key`).
 """
 
 from __future__ import annotations
@@ -13,10 +13,7 @@ from typing import Any
 
 import numpy as np
 
-
-def cell_name(n_train: int, gamma: float) -> str:
-    """The file stem of one grid cell, e.g. ``n25_g0.2`` (the workflow's naming)."""
-    return f"n{int(n_train)}_g{float(gamma):g}"
+from reliquant.nbc.experiment import gamma_key
 
 
 def _collisions(values: Sequence[float], fmt) -> list[tuple[float, float, str]]:
@@ -73,7 +70,7 @@ def check_settings(nbc: Mapping[str, Any]) -> None:
             f"nbc.fit.cv_folds = {fit['cv_folds']} needs at least that many training instances, "
             f"but nbc.grid.n_train has {smallest}"
         )
-    for a, b, name in _collisions(grid["gamma"], lambda g: f"{float(g):g}"):
+    for a, b, name in _collisions(grid["gamma"], gamma_key):
         problems.append(
             f"nbc.grid.gamma values {a!r} and {b!r} name the same cell file (g{name}); "
             "make them differ in the first six significant digits"
