@@ -16,6 +16,8 @@
     certified to 1e-9; a 20-tree depth-5 forest on 8x8 digits (/16), variance 1e-3 and 1e-2:
     seconds per image and time vs plain Monte Carlo at equal interval width.
 (e) Peak memory of the process (ru_maxrss).
+(f) Variance-reduction headroom at scale: antithetic pairs and the best additive control
+    variate, measured with model.predict (what sampling smarter, not faster, could give).
 
 Settings: ``DEFAULTS`` below, overridden by ``trees.bench.anytime`` in config.yaml when that
 key exists. Run: ``python bench/trees_anytime.py [--out FILE]``, or as part of
@@ -53,6 +55,8 @@ DEFAULTS = {
     "throughput_draws": 50_000,
     "n_digits": 20,
     "n_table2": 10,
+    "n_headroom": 5,  # images per scale setting for (f)
+    "headroom_draws": 20_000,
 }
 
 
@@ -110,8 +114,12 @@ def bench_scale(models, data, cfg, lines, headline) -> None:
     tw = cfg["target_half_width"]
     lines += ["## (a) Scale: 784-pixel MNIST, 100 trees of depth 6", "",
               f"Budget {cfg['budget']} s per sample, stop at half-width {tw:g}, 95 %.", "",
+              "Draws needed: what a fixed-size normal interval (the least any method with "
+              "independent Bernoulli draws needs) takes for the target at the estimated R, "
+              "(1.96 / target)^2 R (1 - R), divided by the draws the method made.", "",
               "| model | cov | half-width min / median / max | <= target | certified "
-              "| R median | s median / max | draws median |", "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+              "| R median | s median / max | draws median | draws needed / made: median / max |",
+              "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     n_ok = n_all = 0
     medians = []
     for name, m in models.items():
@@ -121,6 +129,8 @@ def bench_scale(models, data, cfg, lines, headline) -> None:
             rs = [robustness(ens, x, Gaussian(var), time_budget=cfg["budget"], half_width=tw,
                              seed=i) for i, x in enumerate(Xte)]  # fmt: skip
             hw = [r.half_width for r in rs]
+            need = [(1.96 / tw) ** 2 * r.estimate * (1 - r.estimate) / max(r.n_draws, 1)
+                    for r in rs]  # fmt: skip
             n_ok, n_all = n_ok + sum(h <= tw for h in hw), n_all + len(hw)
             medians.append(f"{name} {var}: {statistics.median(hw):.1e}")
             for i, r in enumerate(rs):
@@ -132,7 +142,8 @@ def bench_scale(models, data, cfg, lines, headline) -> None:
                 f"{sum(r.exact for r in rs)}/{len(rs)} | "
                 f"{statistics.median(r.estimate for r in rs):.3f} | "
                 f"{statistics.median(r.seconds for r in rs):.2f} / {max(r.seconds for r in rs):.2f} | "
-                f"{int(statistics.median(r.n_draws for r in rs)):,} |"
+                f"{int(statistics.median(r.n_draws for r in rs)):,} | "
+                f"{statistics.median(need):.1f} / {max(need):.1f} |"
             )
     lines.append("")
     headline.append(
@@ -236,6 +247,31 @@ def best_of(fn, repeats: int = 3) -> float:
     return min(times)
 
 
+def _one_core_ns(plan, n: int) -> tuple[float, float]:
+    """(ns per draw for the bins alone, ns per draw for the whole kernel), one thread: where
+    a draw's time goes (independent noise, plain draws)."""
+    from numba import njit
+
+    from reliquant.trees.kernel import BLOCK, _chunk, _independent_bins
+
+    @njit
+    def bins_only(p, s0, n):
+        state = np.empty(1, dtype=np.uint64)
+        state[0] = s0
+        bins = np.zeros((p.off.shape[0] - 1, BLOCK), dtype=np.int16)
+        acc = 0
+        for _ in range(0, n, BLOCK):
+            _independent_bins(p, state, bins, BLOCK)
+            acc += bins[0, 0]
+        return acc
+
+    bins_only(plan, np.uint64(1), BLOCK)
+    t_bins = best_of(lambda: bins_only(plan, np.uint64(2), n))
+    _chunk(plan, np.uint64(1), BLOCK)
+    t_all = best_of(lambda: _chunk(plan, np.uint64(2), n))
+    return t_bins / n * 1e9, t_all / n * 1e9
+
+
 def bench_throughput(models, data, cfg, extra, lines, headline) -> None:
     n = cfg["throughput_draws"]
     lines += ["## (c) Throughput (best of 3, same process, 2 threads for the kernel)", "",
@@ -243,10 +279,12 @@ def bench_throughput(models, data, cfg, extra, lines, headline) -> None:
               "call included). predict: `model.predict` alone on perturbed inputs drawn "
               "beforehand; sample + predict: numpy draws of the noise then `model.predict` "
               "(plain Monte Carlo per draw). Labels: the compiled evaluator on the same inputs "
-              "equals `model.predict`.", "",
+              "equals `model.predict`. One core: nanoseconds per draw of the kernel on one "
+              "thread, and of its first step alone (the bins of the in-play features).", "",
               "| model | cov | kernel draws/s | predict draws/s | **kernel / predict** | "
-              "sample + predict draws/s | kernel / (sample + predict) | labels equal |",
-              "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+              "sample + predict draws/s | kernel / (sample + predict) | labels equal | in-play "
+              "features | one core: bins / kernel ns per draw |",
+              "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     x_img = data[2][:1].reshape(-1) / 255.0
     ratios: dict[str, list[float]] = {}
     for name, (m, x) in {**{k: (v, x_img) for k, v in models.items()}, **extra}.items():
@@ -266,8 +304,10 @@ def bench_throughput(models, data, cfg, extra, lines, headline) -> None:
             print(f"[c] {name} {var}: kernel {n / tk:,.0f}/s predict {n / tpi:,.0f}/s "
                   f"sample+predict {n / tp:,.0f}/s", flush=True)  # fmt: skip
             ratios.setdefault(name, []).append(tpi / tk)
+            ns_bins, ns_all = _one_core_ns(plan, n)
             lines.append(f"| {name} | {var} I | {n / tk:,.0f} | {n / tpi:,.0f} | **{tpi / tk:.1f}x** "
-                         f"| {n / tp:,.0f} | {tp / tk:.1f}x | {same} |")  # fmt: skip
+                         f"| {n / tp:,.0f} | {tp / tk:.1f}x | {same} | {plan.n_in_play} | "
+                         f"{ns_bins:,.0f} / {ns_all:,.0f} |")  # fmt: skip
     lines.append("")
     headline.append(
         (
@@ -384,6 +424,78 @@ def bench_small(data, cfg, lines, t2, headline) -> None:
     )
 
 
+def _additive_cv_ratio(ens, m, x, y, sd, n, rng) -> float:
+    """Variance of the indicator over that of its residual after the best additive control
+    variate (one coefficient per feature bin, least squares on the first half of ``n``
+    draws, scored on the second half): the most any control variate of the form
+    sum_a h_a(bin_a), whose mean is exactly computable, could remove."""
+    from scipy.sparse import csr_matrix
+    from scipy.sparse.linalg import lsqr
+
+    X = x + rng.normal(0.0, sd, (n, x.size))
+    Y = (m.predict(X) == y).astype(float)
+    th = ens.thresholds()
+    feats = [f for f, t in enumerate(th) if len(t)]
+    off = np.cumsum([0] + [len(th[f]) + 1 for f in feats])
+    cols = np.stack([off[j] + np.searchsorted(th[f], X[:, f], side="left")
+                     for j, f in enumerate(feats)], axis=1)  # fmt: skip
+    A = csr_matrix((np.ones(cols.size), cols.ravel(), np.arange(0, cols.size + 1, len(feats))),
+                   shape=(n, off[-1]))  # fmt: skip
+    h = n // 2
+    coef = lsqr(A[:h], Y[:h] - Y[:h].mean(), damp=1.0)[0]
+    resid = Y[h:] - Y[:h].mean() - A[h:] @ coef
+    return float(Y[h:].var() / max(resid.var(), 1e-300))
+
+
+def bench_headroom(models, data, cfg, lines, headline) -> None:
+    """How much plain draws could be saved: antithetic pairs (x + e, x - e) and the best
+    additive control variate, measured with ``model.predict`` on numpy draws."""
+    k, n = cfg["n_headroom"], cfg["headroom_draws"]
+    Xte = data[2][:k].reshape(k, -1) / 255.0
+    lines += ["## (f) Variance-reduction headroom at scale", "",
+              f"First {k} test images, {n:,} numpy draws each, labels from `model.predict` (R "
+              "within 1e-3 of 0 or 1 skipped: nothing to reduce). Antithetic: variance of a "
+              "plain draw over that of an antithetic pair's mean, per draw. Additive control "
+              "variate: the most that any control variate sum_a h_a(bin of pixel a) (exact "
+              "mean computable) removes, fitted on half the draws and scored on the other half. "
+              "A factor f lets the same draws give a half-width sqrt(f) times smaller.", "",
+              "| model | cov | images | antithetic factor min / median / max | additive "
+              "control variate factor min / median / max |", "|---|---|---|---|---|"]  # fmt: skip
+    best = 0.0
+    for name, m in models.items():
+        ens = extract_ensemble(m)
+        for var in (0.001, 0.01):
+            sd = np.sqrt(var)
+            anti, cv = [], []
+            for i, x in enumerate(Xte):
+                rng = np.random.default_rng(cfg["seed"] + i)
+                y = m.predict(x[None])[0]
+                e = rng.normal(0.0, sd, (n, x.size))
+                a = (m.predict(x + e) == y).astype(float)
+                b = (m.predict(x - e) == y).astype(float)
+                p = (a.mean() + b.mean()) / 2
+                if p * (1 - p) < 1e-3 * (1 - 1e-3):
+                    continue
+                anti.append(p * (1 - p) / 2 / max(((a + b) / 2).var(), 1e-300))
+                cv.append(_additive_cv_ratio(ens, m, x, y, sd, 2 * n, rng))
+            if not anti:
+                continue
+            best = max(best, max(anti), max(cv))
+            print(f"[f] {name} {var}: antithetic {anti} additive {cv}", flush=True)
+            lines.append(f"| {name} | {var} I | {len(anti)} | {min(anti):.2f} / "
+                         f"{statistics.median(anti):.2f} / {max(anti):.2f} | {min(cv):.2f} / "
+                         f"{statistics.median(cv):.2f} / {max(cv):.2f} |")  # fmt: skip
+    lines.append("")
+    headline.append(
+        (
+            "Trees, anytime at scale: variance-reduction headroom (antithetic pairs, best "
+            "additive control variate), draws-equivalent factor",
+            f"at most {best:.1f}x on any image",
+            "(context for the half-width target: draws needed / made in (a))",
+        )
+    )
+
+
 def cp_draws(p: float, half_width: float, confidence: float = 0.95) -> float:
     """Smallest n whose Clopper-Pearson interval at k = round(p n) has this half-width."""
     from scipy import stats
@@ -424,6 +536,7 @@ def run(cfg: dict, data=None, headline: list | None = None) -> list[str]:
     extra = {"Table 2 RF 5 x depth 3 (5x5)": (t2[0], t2[1][0])}
     bench_throughput(models, data, cfg, extra, lines, headline)
     bench_small(data, cfg, lines, t2, headline)
+    bench_headroom(models, data, cfg, lines, headline)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     lines += ["## (e) Memory", "",
               f"Peak resident memory of the process: {base_rss:,.0f} MiB after loading MNIST "

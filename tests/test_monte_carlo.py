@@ -35,6 +35,18 @@ def test_clopper_pearson_known_values():
         clopper_pearson(5, 3)
 
 
+@pytest.mark.parametrize("n", [1, 7, 100, 12_345, 10**6])
+@pytest.mark.parametrize("confidence", [0.9, 0.95, 0.999])
+def test_clopper_pearson_equals_scipy_binomtest(n, confidence):
+    from scipy import stats
+
+    for k in sorted({0, 1, n // 3, n // 2, n - 1, n}):
+        ci = stats.binomtest(k, n).proportion_ci(confidence_level=confidence, method="exact")
+        lo, hi = clopper_pearson(k, n, confidence)
+        assert lo == pytest.approx(ci.low, abs=1e-11)
+        assert hi == pytest.approx(ci.high, abs=1e-11)
+
+
 def test_reproducible_with_seed():
     mu = np.zeros(3)
 

@@ -52,6 +52,21 @@ def test_predict_matches_library(make, data):
     np.testing.assert_array_equal(ens.predict(Z), model.predict(Z))
 
 
+@pytest.mark.parametrize("make", MODELS + [lambda: __import__("lightgbm").LGBMClassifier(
+    n_estimators=8, num_leaves=8, verbose=-1)], ids=["dt", "rf", "et", "xgb-multi", "lgbm"])  # fmt: skip
+def test_one_row_walk_equals_the_batched_walk(make, data):
+    """The scalar path for a single row gives the leaves of the vectorised one, boundary
+    inputs included (le32, lt32 and le64z rules)."""
+    X, y = data
+    ens = extract_ensemble(make().fit(X, y))
+    rng = np.random.default_rng(3)
+    Z = np.vstack([rng.normal(size=(200, X.shape[1])) * 2, _boundary_inputs(ens, X, rng, 5)])
+    Z[::9, 2] = 0.0  # LightGBM's zero rule
+    batched = ens.leaf_indices(Z)
+    one = np.vstack([ens.leaf_indices(z) for z in Z])
+    np.testing.assert_array_equal(one, batched)
+
+
 def test_predict_matches_xgboost_binary_and_booster(data):
     X, y = data
     model = xgb.XGBClassifier(n_estimators=12, max_depth=4, random_state=0).fit(X, y == 1)
@@ -162,4 +177,5 @@ def test_thresholds_and_grid_size(data):
         {(f, float(effective_boundary(np.array([v]), "le32")[0])) for f, v in raw}
     )
     assert all(np.all(np.diff(t) > 0) for t in th)
+    assert all(np.array_equal(a, b) for a, b in zip(ens.thresholds(), th, strict=True))
     assert ens.n_grid_boxes() == int(np.prod([len(t) + 1 for t in th]))

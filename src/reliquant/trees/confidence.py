@@ -81,7 +81,7 @@ def mixture_interval(s: float, n: float, alpha: float, rho: float) -> tuple[floa
     far_lo, far_hi = -700.0, 36.0  # p ~ 1e-304 and 1 - 2.3e-16
     lo_x = far_lo if s <= 0 else _edge(s, n, rho, thr, x_hat, far_lo)
     hi_x = far_hi if s >= n else _edge(s, n, rho, thr, x_hat, far_hi)
-    grid = np.linspace(far_lo, far_hi, 4001)
+    grid = np.linspace(far_lo, far_hi, 1001)
     inside = grid[log_mixture(expit(grid), s, n, rho) < thr]
     step = grid[1] - grid[0]
     if inside.size and inside[0] < lo_x:  # C_n is not an interval: take its hull

@@ -272,6 +272,7 @@ class TreeEnsemble:
     link: str = "argmax"
     link_scale: float = 1.0
     _leaf_values: np.ndarray = field(default=None, repr=False, compare=False)
+    _thresholds: tuple = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.rule not in RULES:
@@ -326,6 +327,8 @@ class TreeEnsemble:
         if self.rule == "le64z":  # LightGBM reads |x| <= kZeroThreshold as 0
             X = np.where(np.abs(X) <= LGBM_ZERO, 0.0, X)
         X32 = X.astype(np.float32) if self.rule in ("le32", "lt32") else X
+        if X.shape[0] == 1:  # one row: a scalar walk (no per-level array calls)
+            return self._leaf_indices_row(X32[0])[None, :]
         out = np.empty((X.shape[0], self.n_trees), dtype=np.int64)
         rows = np.arange(X.shape[0])
         for k, tree in enumerate(self.trees):
@@ -343,6 +346,21 @@ class TreeEnsemble:
                 nxt = np.where(go_left, tree.left[node], tree.right[node])
                 node = np.where(inner, nxt, node)
             out[:, k] = node
+        return out
+
+    def _leaf_indices_row(self, x: np.ndarray) -> np.ndarray:
+        """:meth:`leaf_indices` of one row ``x`` (already float32 for the float32 rules)."""
+        lt32 = self.rule == "lt32"
+        xs = x.tolist() if not lt32 else x
+        out = np.empty(self.n_trees, dtype=np.int64)
+        for k, tree in enumerate(self.trees):
+            left, right, feat = tree.left, tree.right, tree.feature
+            thr = tree.threshold if not lt32 else tree.threshold.astype(np.float32)
+            node = 0
+            while left[node] >= 0:
+                go_left = xs[feat[node]] <= thr[node] if not lt32 else xs[feat[node]] < thr[node]
+                node = left[node] if go_left else right[node]
+            out[k] = node
         return out
 
     def scores_from_leaves(self, leaves: np.ndarray) -> np.ndarray:
@@ -387,13 +405,21 @@ class TreeEnsemble:
 
         These are the cuts of the box grid: the library's thresholds moved to the float64
         value where its float32 rule really switches (at most one float32 ulp away).
+        Computed once per ensemble (read-only arrays; a fresh list each call).
         """
-        per = [[] for _ in range(self.n_features)]
-        for tree in self.trees:
-            inner = tree.left >= 0
-            for f, b in zip(tree.feature[inner], tree.boundary[inner], strict=True):
-                per[int(f)].append(b)
-        return [np.unique(np.asarray(p, dtype=np.float64)) for p in per]
+        if self._thresholds is None:
+            feats = np.concatenate([t.feature[t.left >= 0] for t in self.trees] or [[]])
+            bounds = np.concatenate([t.boundary[t.left >= 0] for t in self.trees] or [[]])
+            order = np.lexsort((bounds, feats))
+            feats, bounds = feats[order].astype(np.int64), bounds[order].astype(np.float64)
+            starts = np.searchsorted(feats, np.arange(self.n_features + 1))
+            per = []
+            for f in range(self.n_features):
+                u = np.unique(bounds[starts[f] : starts[f + 1]])
+                u.setflags(write=False)
+                per.append(u)
+            object.__setattr__(self, "_thresholds", tuple(per))
+        return list(self._thresholds)
 
     def n_grid_boxes(self) -> int:
         """Number of boxes of the full grid, eq. (3): prod_i (|tau_i| + 1)."""
