@@ -1,4 +1,4 @@
-"""Shared fixtures: repository paths and the vendored raw data."""
+"""Shared fixtures: repository paths, the vendored raw data, and closing every test's figures."""
 
 from __future__ import annotations
 
@@ -20,3 +20,13 @@ def repo() -> Path:
 def raw_dir() -> Path:
     """The vendored raw data folder (data/raw)."""
     return RAW
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    """Close the figures a test leaves open (matplotlib keeps pyplot figures until closed)."""
+    yield
+    import sys
+
+    if "matplotlib.pyplot" in sys.modules:
+        sys.modules["matplotlib.pyplot"].close("all")

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-import pytest
 
 from reliquant.trees.figures import (
     plot_box_comparison,
@@ -14,12 +12,6 @@ from reliquant.trees.figures import (
     plot_per_sample,
     plot_runtimes,
 )
-
-
-@pytest.fixture(autouse=True)
-def _close_figures():
-    yield
-    plt.close("all")
 
 
 def test_runtimes_bars_are_the_seconds_per_method():
