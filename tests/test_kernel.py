@@ -17,7 +17,7 @@ from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
 from sklearn.tree import DecisionTreeClassifier
 
 from reliquant.trees import kernel
-from reliquant.trees.anytime import warm_up
+from reliquant.trees.anytime import _plain_region, warm_up
 from reliquant.trees.box_mass import IndependentNormal
 from reliquant.trees.monte_carlo import compiled_monte_carlo, monte_carlo_robustness
 from reliquant.trees.noise import Gaussian, Norta
@@ -221,3 +221,37 @@ def test_sampled_bins_follow_exact_bin_masses_and_predict_agrees():
         right = np.r_[c, c[-1] + 1.0]  # bin j is (c_{j-1}, c_j]: its upper edge lies in it
         Z[:, plan.features[a]] = right[bins[:20_000, a]]
     np.testing.assert_array_equal(ens.classes[labels[:20_000]], model.predict(Z))
+
+
+def _splitmix(state: np.ndarray) -> np.ndarray:
+    """SplitMix64's output mix (Steele, Lea & Flood 2014), written again in numpy."""
+    with np.errstate(over="ignore"):
+        z = (state ^ (state >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def test_both_bin_paths_equal_a_numpy_count_of_thresholds_below_the_draw():
+    """Features with few thresholds count them, features with many use the guide table:
+    both give #{j: t_j < r} for the stream's r, recomputed here in numpy from the seed."""
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(4000, 3))
+    y = (X[:, 0] + X[:, 1] * X[:, 2] > 0).astype(int)
+    model = RandomForestClassifier(40, max_depth=9, random_state=0).fit(X, y)
+    ens = extract_ensemble(model)
+    x = np.array([0.1, 0.3, -0.2])
+    noise = IndependentNormal(x, np.array([1.5, 0.002, 0.4]))  # many / few cuts in play
+    lo, hi, _ = _plain_region(ens, noise, 1e-9, True)  # the anytime method's plain region
+    plan = build_plan(ens, noise, int(ens.predict_index(x)[0]), lo, hi)
+    n_cuts = np.diff(plan.off)
+    assert n_cuts.min() <= kernel.LINEAR_MAX < n_cuts.max()  # both paths are exercised
+    n = kernel.BLOCK
+    bins, _ = kernel.sample_bins(plan, 3, n)
+    start = kernel.chunk_seeds(3, 0, 1)[0]
+    golden = np.uint64(0x9E3779B97F4A7C15)
+    for a in range(plan.n_in_play):
+        k = np.arange(a * n + 1, (a + 1) * n + 1, dtype=np.uint64)
+        with np.errstate(over="ignore"):
+            r = (_splitmix(start + k * golden) >> np.uint64(11)).astype(np.int64)
+        t = plan.thr[plan.off[a] + a : plan.off[a + 1] + a]
+        np.testing.assert_array_equal(bins[:, a], np.searchsorted(t, r, side="left"))

@@ -5,8 +5,10 @@ Draws come in blocks of ``BLOCK``, for a :class:`reliquant.trees.plan.Plan`:
 1. Bins, feature by feature (the feature's tables stay in cache): for independent noise
    one 53-bit integer ``r`` (the uniform ``r / 2^53``) and the bin ``#{j: t_j < r}`` of the
    feature's integer thresholds ``t_j`` (inverse-CDF sampling of the marginal truncated to
-   the region, exact to 2^-53: :func:`reliquant.trees.plan._guide_tables`), found from a
-   guide table with usually one comparison, no branch to mispredict. Only in-play features
+   the region, exact to 2^-53: :func:`reliquant.trees.plan._guide_tables`): for a feature with
+   at most ``LINEAR_MAX`` thresholds by counting them (one compare per threshold and draw,
+   vectorised across the block's draws: no gathers), else from a guide table with usually
+   one comparison, no branch to mispredict; both give the same bin. Only in-play features
    are drawn, never the 784-wide input. (The stream is the one of the binary-search
    version: for a seed, bins differ only where ``u`` falls within 2^-53 of a threshold.) For correlated and NORTA noise, ``z = L e`` with ``e`` standard
    normal (Box-Muller) and ``L`` the Cholesky factor of the in-play scores' correlation;
@@ -74,6 +76,7 @@ def _hash_states(x):
 
 
 BLOCK = 256  # draws evaluated together
+LINEAR_MAX = 48  # features with at most this many thresholds count them instead (no gathers)
 
 
 @njit(cache=True, inline="always")
@@ -117,6 +120,15 @@ def _independent_bins(p, state, bins, n):
         for i in range(n):  # SplitMix64 outputs x + (i + 1) golden: vectorised
             rbuf[i] = np.int64(_mix(x + np.uint64(i + 1) * _GOLDEN) >> np.uint64(11))
         x += np.uint64(n) * _GOLDEN
+        m = off[a + 1] - off[a]
+        if m <= LINEAR_MAX:  # few thresholds: count them, one broadcast compare per draw
+            for i in range(n):
+                row[i] = 0
+            for j in range(m):
+                t = thr[tb + j]
+                for i in range(n):
+                    row[i] += rbuf[i] > t
+            continue
         for i in range(n):  # guide cell, then one branch-free comparison
             r = rbuf[i]
             b = np.int64(guide[gb + (r >> sh)])
