@@ -32,12 +32,25 @@ import time
 from pathlib import Path
 
 import numpy as np
+from numba import njit
 
 from reliquant.trees.anytime import robustness, warm_up
 from reliquant.trees.box_mass import IndependentNormal
 from reliquant.trees.engine import exact_robustness
-from reliquant.trees.kernel import bins_of, chunk_seeds, count_agree, labels_of_bins
-from reliquant.trees.monte_carlo import compiled_monte_carlo, monte_carlo_robustness
+from reliquant.trees.kernel import (
+    BLOCK,
+    _chunk,
+    _independent_bins,
+    bins_of,
+    chunk_seeds,
+    count_agree,
+    labels_of_bins,
+)
+from reliquant.trees.monte_carlo import (
+    clopper_pearson,
+    compiled_monte_carlo,
+    monte_carlo_robustness,
+)
 from reliquant.trees.noise import Gaussian
 from reliquant.trees.plan import build_plan
 from reliquant.trees.structure import extract_ensemble
@@ -247,26 +260,24 @@ def best_of(fn, repeats: int = 3) -> float:
     return min(times)
 
 
+@njit
+def _bins_only(p, s0, n):
+    """The kernel's first step alone (bins of ``n`` plain draws), for the time split."""
+    state = np.empty(1, dtype=np.uint64)
+    state[0] = s0
+    bins = np.zeros((p.off.shape[0] - 1, BLOCK), dtype=np.int16)
+    acc = 0
+    for _ in range(0, n, BLOCK):
+        _independent_bins(p, state, bins, BLOCK)
+        acc += bins[0, 0]
+    return acc
+
+
 def _one_core_ns(plan, n: int) -> tuple[float, float]:
     """(ns per draw for the bins alone, ns per draw for the whole kernel), one thread: where
     a draw's time goes (independent noise, plain draws)."""
-    from numba import njit
-
-    from reliquant.trees.kernel import BLOCK, _chunk, _independent_bins
-
-    @njit
-    def bins_only(p, s0, n):
-        state = np.empty(1, dtype=np.uint64)
-        state[0] = s0
-        bins = np.zeros((p.off.shape[0] - 1, BLOCK), dtype=np.int16)
-        acc = 0
-        for _ in range(0, n, BLOCK):
-            _independent_bins(p, state, bins, BLOCK)
-            acc += bins[0, 0]
-        return acc
-
-    bins_only(plan, np.uint64(1), BLOCK)
-    t_bins = best_of(lambda: bins_only(plan, np.uint64(2), n))
+    _bins_only(plan, np.uint64(1), BLOCK)
+    t_bins = best_of(lambda: _bins_only(plan, np.uint64(2), n))
     _chunk(plan, np.uint64(1), BLOCK)
     t_all = best_of(lambda: _chunk(plan, np.uint64(2), n))
     return t_bins / n * 1e9, t_all / n * 1e9
@@ -505,14 +516,9 @@ def bench_headroom(models, data, cfg, lines, headline) -> None:
 
 def cp_draws(p: float, half_width: float, confidence: float = 0.95) -> float:
     """Smallest n whose Clopper-Pearson interval at k = round(p n) has this half-width."""
-    from scipy import stats
-
-    a = 1 - confidence
 
     def hw(n: float) -> float:
-        k = round(p * n)
-        lo = stats.beta.ppf(a / 2, k, n - k + 1) if k > 0 else 0.0
-        hi = stats.beta.ppf(1 - a / 2, k + 1, n - k) if k < n else 1.0
+        lo, hi = clopper_pearson(round(p * n), n, confidence)
         return (hi - lo) / 2
 
     lo, hi = 1.0, 2.0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,5 @@ def raw_dir() -> Path:
 def _close_figures():
     """Close the figures a test leaves open (matplotlib keeps pyplot figures until closed)."""
     yield
-    import sys
-
     if "matplotlib.pyplot" in sys.modules:
         sys.modules["matplotlib.pyplot"].close("all")
