@@ -22,8 +22,8 @@ from reliquant.core.config import config_section
 from reliquant.core.io import write_text
 from reliquant.core.seeding import block_rng
 from reliquant.nbc.classifier import cv_alpha, fit_nbc, log_factors
-from reliquant.nbc.distributions import make_distributions, mix, sample_joint
-from reliquant.nbc.experiment import run_cell
+from reliquant.nbc.reproduction.distributions import make_distributions, mix, sample_joint
+from reliquant.nbc.reproduction.experiment import run_cell
 from reliquant.nbc.robustness_metrics import eps_loc, eps_loc_scalar
 
 REPO = Path(__file__).resolve().parents[1]

@@ -35,7 +35,7 @@ from reliquant.trees.box_mass import IndependentNormal
 from reliquant.trees.boxes import grid_robustness
 from reliquant.trees.engine import exact_robustness
 from reliquant.trees.monte_carlo import monte_carlo_robustness
-from reliquant.trees.structure import extract_ensemble
+from reliquant.trees.readers import extract_ensemble
 
 
 def load_mnist(root: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -63,10 +63,10 @@ def load_mnist(root: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarr
 
 
 def resize(images: np.ndarray, size: int) -> np.ndarray:
-    """Flattened area-resized images on [0, 1] (reliquant.trees.data, the experiments' own)."""
+    """Flattened area-resized images on [0, 1] (the experiments' own: trees.reproduction.data)."""
     if size == images.shape[1]:
         return images.reshape(len(images), -1).astype(np.float64) / 255.0
-    from reliquant.trees.data import mnist_features
+    from reliquant.trees.reproduction.data import mnist_features
 
     return mnist_features(images, size, "area")
 

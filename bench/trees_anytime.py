@@ -32,19 +32,17 @@ import time
 from pathlib import Path
 
 import numpy as np
-from numba import njit
 
 from reliquant.trees.anytime import robustness, warm_up
 from reliquant.trees.box_mass import IndependentNormal
 from reliquant.trees.engine import exact_robustness
 from reliquant.trees.kernel import (
     BLOCK,
-    _chunk,
-    _independent_bins,
     bins_of,
     chunk_seeds,
     count_agree,
     labels_of_bins,
+    profile_draws,
 )
 from reliquant.trees.monte_carlo import (
     clopper_pearson,
@@ -53,7 +51,7 @@ from reliquant.trees.monte_carlo import (
 )
 from reliquant.trees.noise import Gaussian
 from reliquant.trees.plan import build_plan
-from reliquant.trees.structure import extract_ensemble
+from reliquant.trees.readers import extract_ensemble
 
 DEFAULTS = {
     "seed": 20261123,
@@ -179,7 +177,7 @@ def coverage_cases(cfg, data):
     from sklearn.datasets import make_classification
     from sklearn.ensemble import RandomForestClassifier
 
-    from reliquant.trees.data import mnist_features
+    from reliquant.trees.reproduction.data import mnist_features
 
     X, y = make_classification(800, 5, n_informative=4, n_redundant=0, n_classes=3,
                                random_state=cfg["seed"] % 2**32)  # fmt: skip
@@ -260,26 +258,13 @@ def best_of(fn, repeats: int = 3) -> float:
     return min(times)
 
 
-@njit
-def _bins_only(p, s0, n):
-    """The kernel's first step alone (bins of ``n`` plain draws), for the time split."""
-    state = np.empty(1, dtype=np.uint64)
-    state[0] = s0
-    bins = np.zeros((p.off.shape[0] - 1, BLOCK), dtype=np.int16)
-    acc = 0
-    for _ in range(0, n, BLOCK):
-        _independent_bins(p, state, bins, BLOCK)
-        acc += bins[0, 0]
-    return acc
-
-
 def _one_core_ns(plan, n: int) -> tuple[float, float]:
     """(ns per draw for the bins alone, ns per draw for the whole kernel), one thread: where
     a draw's time goes (independent noise, plain draws)."""
-    _bins_only(plan, np.uint64(1), BLOCK)
-    t_bins = best_of(lambda: _bins_only(plan, np.uint64(2), n))
-    _chunk(plan, np.uint64(1), BLOCK)
-    t_all = best_of(lambda: _chunk(plan, np.uint64(2), n))
+    profile_draws(plan, 1, BLOCK, bins_only=True)  # compile before timing
+    t_bins = best_of(lambda: profile_draws(plan, 2, n, bins_only=True))
+    profile_draws(plan, 1, BLOCK)
+    t_all = best_of(lambda: profile_draws(plan, 2, n))
     return t_bins / n * 1e9, t_all / n * 1e9
 
 
@@ -333,7 +318,7 @@ def bench_throughput(models, data, cfg, extra, lines, headline) -> None:
 def table2_model(data):
     from sklearn.ensemble import RandomForestClassifier
 
-    from reliquant.trees.data import mnist_features
+    from reliquant.trees.reproduction.data import mnist_features
 
     xtr, ytr, xte, _ = data
     Xtr = mnist_features(xtr, 5, "area")

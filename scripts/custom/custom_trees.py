@@ -3,8 +3,8 @@ file on every row of its samples table (papers 001/002)."""
 
 from reliquant.core.io import read_table_file, save_figure, write_frame, write_markdown
 from reliquant.core.runlog import setup_logging
+from reliquant.trees import load_model
 from reliquant.trees.custom import run_case
-from reliquant.trees.model_files import load_model
 
 setup_logging(snakemake.log[0], "trees")
 result = run_case(

@@ -8,8 +8,8 @@ import pandas as pd
 from reliquant.core.io import read_frame, save_figure, write_frame, write_markdown
 from reliquant.core.plotting import apply_style
 from reliquant.core.runlog import setup_logging
-from reliquant.mlm.accuracy import ACCURACY_SCHEMA, accuracy_report
-from reliquant.mlm.figures import accuracy_heatmap_figure, accuracy_lines_figure
+from reliquant.mlm.reproduction.accuracy import ACCURACY_SCHEMA, accuracy_report
+from reliquant.mlm.reproduction.figures import accuracy_heatmap_figure, accuracy_lines_figure
 
 log = setup_logging(snakemake.log[0], "mlm")
 apply_style()

@@ -7,7 +7,7 @@ import numpy as np
 
 from reliquant.core.io import read_frame, write_frame, write_markdown
 from reliquant.core.runlog import setup_logging
-from reliquant.mlm.centroids import (
+from reliquant.mlm.reproduction.centroid_tables import (
     CENTROIDS_SCHEMA,
     MISCLUSTERED_SCHEMA,
     TABLE1_SCHEMA,

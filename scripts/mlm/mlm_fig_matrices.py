@@ -8,9 +8,14 @@ import numpy as np
 from reliquant.core.io import read_frame, save_figure, write_frame
 from reliquant.core.plotting import apply_style
 from reliquant.core.runlog import setup_logging
-from reliquant.mlm.accuracy import CONFUSION_SCHEMA, confusion_frame, confusion_matrix
-from reliquant.mlm.figures import confusion_figure, mean_std_figure, mlm_figure, per_level_figure
 from reliquant.mlm.matrices import long_to_matrix
+from reliquant.mlm.reproduction.accuracy import CONFUSION_SCHEMA, confusion_frame, confusion_matrix
+from reliquant.mlm.reproduction.figures import (
+    confusion_figure,
+    mean_std_figure,
+    mlm_figure,
+    per_level_figure,
+)
 
 log = setup_logging(snakemake.log[0], "mlm")
 apply_style()

@@ -9,8 +9,8 @@ from reliquant.core.datasets import load_mnist_split
 from reliquant.core.io import read_frame, save_figure
 from reliquant.core.plotting import apply_style
 from reliquant.core.runlog import setup_logging
-from reliquant.mlm.centroids import choose_examples
-from reliquant.mlm.figures import bars_figure
+from reliquant.mlm.reproduction.centroid_tables import choose_examples
+from reliquant.mlm.reproduction.figures import bars_figure
 from reliquant.mlm.softmax import D_COLUMNS, P_COLUMNS
 
 log = setup_logging(snakemake.log[0], "mlm")

@@ -7,8 +7,8 @@ import numpy as np
 
 from reliquant.core.io import read_frame, read_table, write_frame
 from reliquant.core.runlog import setup_logging
-from reliquant.mlm.centroids import centroid_array
 from reliquant.mlm.matrices import MATRICES_SCHEMA, cell_distance_matrices, matrices_long
+from reliquant.mlm.reproduction.centroid_tables import centroid_array
 from reliquant.mlm.softmax import P_COLUMNS
 
 log = setup_logging(snakemake.log[0], "mlm")

@@ -3,20 +3,23 @@
 from reliquant.core.io import read_frame, write_frame, write_text
 from reliquant.core.paper import CLAIM_SCHEMA, COMPARISON_SCHEMA
 from reliquant.core.runlog import setup_logging
-from reliquant.mlm.paper import paper_tables
+from reliquant.mlm.reproduction.paper import paper_tables
 
 log = setup_logging(snakemake.log[0], "mlm")
 inp = snakemake.input
-comparisons, claims, notes = paper_tables(
+tables = paper_tables(
     read_frame(inp.accuracy),
     read_frame(inp.training_log),
     read_frame(inp.table1),
     snakemake.params.paper,
     snakemake.params.clean_partition,
 )
-write_frame(comparisons, snakemake.output.comparison, COMPARISON_SCHEMA)
-write_frame(claims, snakemake.output.claims, CLAIM_SCHEMA)
-write_text(notes, snakemake.output.notes)
+write_frame(tables.comparison, snakemake.output.comparison, COMPARISON_SCHEMA)
+write_frame(tables.claims, snakemake.output.claims, CLAIM_SCHEMA)
+write_text(tables.notes, snakemake.output.notes)
 log.info(
-    "%d comparisons, %d claims (%d hold)", len(comparisons), len(claims), int(claims["holds"].sum())
+    "%d comparisons, %d claims (%d hold)",
+    len(tables.comparison),
+    len(tables.claims),
+    int(tables.claims["holds"].sum()),
 )

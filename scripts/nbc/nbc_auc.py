@@ -4,8 +4,8 @@ import pandas as pd
 
 from reliquant.core.io import frame_to_markdown, read_frame, write_frame, write_markdown
 from reliquant.core.runlog import setup_logging
-from reliquant.nbc.curves import AUC_PER_SET_SCHEMA, AUC_SCHEMA
-from reliquant.nbc.paper import CELL_CLAIMS_SCHEMA, auc_report
+from reliquant.nbc.reproduction.curves import AUC_PER_SET_SCHEMA, AUC_SCHEMA
+from reliquant.nbc.reproduction.paper import CELL_CLAIMS_SCHEMA, auc_report
 
 log = setup_logging(snakemake.log[0], "nbc")
 curves = pd.concat([read_frame(p) for p in snakemake.input], ignore_index=True)

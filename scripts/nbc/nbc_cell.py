@@ -2,8 +2,8 @@
 
 from reliquant.core.io import read_frame, write_frame
 from reliquant.core.runlog import progress_enabled, setup_logging
-from reliquant.nbc.distributions import distributions_from_tables
-from reliquant.nbc.experiment import CELL_SCHEMA, gamma_key, parse_gamma, run_cell
+from reliquant.nbc.reproduction.distributions import distributions_from_tables
+from reliquant.nbc.reproduction.experiment import CELL_SCHEMA, gamma_key, parse_gamma, run_cell
 
 log = setup_logging(snakemake.log[0], "nbc")
 n_train = int(snakemake.wildcards.nbc_n)

@@ -2,7 +2,7 @@
 
 from reliquant.core.io import read_frame, write_frame
 from reliquant.core.runlog import setup_logging
-from reliquant.nbc.curves import CURVES_SCHEMA, cell_curves
+from reliquant.nbc.reproduction.curves import CURVES_SCHEMA, cell_curves
 
 log = setup_logging(snakemake.log[0], "nbc")
 curves = cell_curves(read_frame(snakemake.input[0]))

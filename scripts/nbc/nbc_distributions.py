@@ -4,7 +4,11 @@ import numpy as np
 
 from reliquant.core.io import write_frame
 from reliquant.core.runlog import setup_logging
-from reliquant.nbc.distributions import d_test_schema, distribution_tables, distributions_schema
+from reliquant.nbc.reproduction.distributions import (
+    d_test_schema,
+    distribution_tables,
+    distributions_schema,
+)
 
 log = setup_logging(snakemake.log[0], "nbc")
 design = snakemake.params.design

@@ -5,7 +5,7 @@ import pandas as pd
 
 from reliquant.core.io import read_frame, save_figure
 from reliquant.core.runlog import setup_logging
-from reliquant.nbc.figures import plot_curve_grid
+from reliquant.nbc.reproduction.figures import plot_curve_grid
 
 log = setup_logging(snakemake.log[0], "nbc")
 curves = pd.concat([read_frame(p) for p in snakemake.input], ignore_index=True)

@@ -12,8 +12,8 @@ from reliquant.core.io import write_text
 from reliquant.core.runlog import setup_logging
 from reliquant.mlm.cnn import load_model
 from reliquant.mlm.inference import predict_softmax
-from reliquant.pmnist import partitions as P
-from reliquant.pmnist.calibration import calibrate
+from reliquant.pmnist.reproduction import partitions as P
+from reliquant.pmnist.reproduction.calibration import calibrate
 
 log = setup_logging(snakemake.log[0], "pmnist")
 params = snakemake.params
@@ -43,7 +43,7 @@ schedule = calibrate(
 )
 schedule = {"preset": "calibrated", "n_images": int(idx.size), **schedule}
 header = (
-    "# Calibrated Perturbed MNIST schedule (reliquant.pmnist.calibration): per-level severities so that\n"
+    "# Calibrated Perturbed MNIST schedule (reliquant.pmnist.reproduction.calibration): per-level severities so that\n"
     "# the CNN's accuracy falls linearly from the clean accuracy (level 1) to `floor` (level 10).\n"
 )
 write_text(header + yaml.safe_dump(schedule, sort_keys=False, width=100), snakemake.output[0])

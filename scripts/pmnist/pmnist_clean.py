@@ -3,7 +3,7 @@
 from reliquant.core.datasets import load_mnist_split
 from reliquant.core.io import write_table
 from reliquant.core.runlog import setup_logging
-from reliquant.pmnist import partitions as P
+from reliquant.pmnist.reproduction import partitions as P
 
 log = setup_logging(snakemake.log[0], "pmnist")
 images, labels = load_mnist_split(snakemake.input[0])

@@ -4,7 +4,7 @@ from pathlib import Path
 
 from reliquant.core.io import save_figure
 from reliquant.core.runlog import setup_logging
-from reliquant.pmnist import figures as F
+from reliquant.pmnist.reproduction import figures as F
 
 log = setup_logging(snakemake.log[0], "pmnist")
 grid = snakemake.params.grid

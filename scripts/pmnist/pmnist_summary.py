@@ -10,8 +10,8 @@ from reliquant.core.io import (
     write_table,
 )
 from reliquant.core.runlog import setup_logging
-from reliquant.pmnist import figures as F
-from reliquant.pmnist import partitions as P
+from reliquant.pmnist.reproduction import figures as F
+from reliquant.pmnist.reproduction import partitions as P
 
 log = setup_logging(snakemake.log[0], "pmnist")
 table = pa.concat_tables([read_table(p, schema=P.SUMMARY_SCHEMA) for p in snakemake.input])

@@ -4,7 +4,7 @@ and 0.3."""
 
 from reliquant.core.io import read_frame, save_figure, write_frame, write_markdown
 from reliquant.core.runlog import setup_logging
-from reliquant.trees.experiments import iris_mixed
+from reliquant.trees.reproduction.experiments import iris_mixed
 
 setup_logging(snakemake.log[0], "trees")
 result = iris_mixed(

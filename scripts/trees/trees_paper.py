@@ -6,11 +6,11 @@ import pandas as pd
 from reliquant.core.io import read_frame, write_frame, write_markdown, write_text
 from reliquant.core.paper import CLAIM_SCHEMA, COMPARISON_SCHEMA
 from reliquant.core.runlog import setup_logging
-from reliquant.trees.paper import paper_comparison
+from reliquant.trees.reproduction.paper import paper_tables
 
 setup_logging(snakemake.log[0], "trees")
 inp = snakemake.input
-result = paper_comparison(
+result = paper_tables(
     table1=read_frame(inp.table1),
     table2=read_frame(inp.table2),
     runtimes=pd.read_csv(inp.runtimes, sep="\t"),

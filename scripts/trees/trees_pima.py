@@ -8,7 +8,7 @@ import numba
 
 from reliquant.core.io import read_frame, save_figure, write_frame, write_markdown
 from reliquant.core.runlog import setup_logging
-from reliquant.trees.pima import PIMA_SENSITIVITY_SCHEMA, pima
+from reliquant.trees.reproduction.pima import PIMA_SENSITIVITY_SCHEMA, pima
 
 setup_logging(snakemake.log[0], "trees")
 # the compiled kernel's thread pool: the job's threads (results do not depend on it)

@@ -3,7 +3,7 @@ the 99 % boxes, R^2 between them."""
 
 from reliquant.core.io import read_frame, save_figure, write_frame, write_markdown
 from reliquant.core.runlog import setup_logging
-from reliquant.trees.experiments import table1
+from reliquant.trees.reproduction.experiments import table1
 
 setup_logging(snakemake.log[0], "trees")
 result = table1(

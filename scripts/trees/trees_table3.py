@@ -3,7 +3,7 @@
 
 from reliquant.core.io import read_frame, save_figure, write_frame, write_markdown
 from reliquant.core.runlog import setup_logging
-from reliquant.trees.experiments import table3
+from reliquant.trees.reproduction.experiments import table3
 
 setup_logging(snakemake.log[0], "trees")
 result = table3([read_frame(path) for path in snakemake.input])

@@ -6,7 +6,7 @@ import numba
 from reliquant.core.datasets import load_mnist_split
 from reliquant.core.io import write_frame
 from reliquant.core.runlog import setup_logging
-from reliquant.trees.experiments import table3_size
+from reliquant.trees.reproduction.experiments import table3_size
 
 setup_logging(snakemake.log[0], "trees")
 # the compiled kernel's thread pool: the job's threads (results do not depend on it)

@@ -2,12 +2,13 @@
 # Topic files (workflow/rules/<topic>.smk) hold no functions (snakemake --lint): each defines its
 # constants and its final outputs as <TOPIC>_TARGETS; all_targets() joins them in TOPICS order.
 
-import hashlib
 import importlib.util
 import os
 from pathlib import Path
 
 import pandas as pd
+
+from reliquant.core.codedigest import library_digest
 
 ENV_CORE = "../../envs/core.yaml"
 ENV_TORCH = "../../envs/torch.yaml"
@@ -28,18 +29,13 @@ def library_root():
 
 
 def code_digest(*packages):
-    """SHA-256 over the sources of reliquant.core and the given packages.
+    """Digest of the code of reliquant.core and the given packages (16 hex characters).
 
     Every job of a topic receives it as the parameter `code`, so editing the topic's package
     (or core) reruns that topic's jobs and nothing else (Snakemake's params rerun trigger).
+    Comments, docstrings and formatting do not count (reliquant.core.codedigest).
     """
-    root = library_root()
-    digest = hashlib.sha256()
-    for package in ("core", *packages):
-        for path in sorted((root / package).rglob("*.py")):
-            digest.update(str(path.relative_to(root)).encode())
-            digest.update(path.read_bytes())
-    return digest.hexdigest()[:16]
+    return library_digest(library_root(), ("core", *packages))
 
 
 #: Every report entry's name, so that no two entries share one (the report lists entries by

@@ -5,7 +5,7 @@
 # Resources (threads, mem_mb, runtime in minutes): measured benchmarks/ peaks x 1.5 + 500 MB
 # and wall times x 3, at least 1000 MB and 5 minutes (CONTRIBUTING.md, Resources).
 
-from reliquant.core.io import file_sha256
+from reliquant.mlm.reproduction.settings import check_settings
 
 MLM = config["mlm"]
 MLM_CODE = code_digest("mlm")
@@ -51,21 +51,10 @@ rule mlm:
 # the ruleorder picks the configured one. A missing file is an error here: Snakemake would
 # otherwise fall back to training. A wrong digest is one too, so it stops the run before any
 # job (rule mlm_model_file checks it again, with the architecture, when it reads the file).
+check_settings(MLM, Path.cwd())
 if MLM["model"]["source"] == "file":
 
     ruleorder: mlm_model_file > mlm_train
-
-    if not Path(MLM["model"]["path"]).is_file():
-        raise ValueError(
-            f"mlm.model.path: no CNN weights file at {MLM['model']['path']} "
-            f"(relative to {Path.cwd()})"
-        )
-    if file_sha256(MLM["model"]["path"]) != MLM["model"]["sha256"].lower():
-        raise ValueError(
-            f"mlm.model.sha256: {MLM['model']['sha256']} is not the SHA-256 of "
-            f"mlm.model.path {MLM['model']['path']} "
-            f"({file_sha256(MLM['model']['path'])}); the file changed or the digest is wrong"
-        )
 
 else:
 

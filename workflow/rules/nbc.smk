@@ -4,8 +4,8 @@
 # Resources (threads, mem_mb, runtime in minutes): measured benchmarks/ peaks x 1.5 + 500 MB
 # and wall times x 3, at least 1000 MB and 5 minutes (CONTRIBUTING.md, Resources).
 
-from reliquant.nbc.experiment import gamma_key
-from reliquant.nbc.settings import check_settings
+from reliquant.nbc.reproduction.experiment import gamma_key
+from reliquant.nbc.reproduction.settings import check_settings
 
 # Constraints between keys (class probabilities, the favoured table, folds, file names).
 check_settings(config["nbc"])

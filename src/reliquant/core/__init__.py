@@ -2,15 +2,19 @@
 
 Modules
 -------
-io        atomic parquet / figure / text writers, the uint8 image column codec
-seeding   per-block random generators derived from one config seed
-runlog    logging set-up and the progress-bar switch
-plotting  the shared figure style and palette
-datasets  checksum verification, IDX (MNIST) parsing, Pima and Iris tables
-config    reading config.yaml (+ overlays) outside Snakemake, merged as Snakemake does
-paper     the one mechanism that sets a paper's numbers beside ours and checks its claims
-docs      generated blocks of the README and docs: find, fill, check (``python -m``)
-custom    the workflow's ``custom:`` cases checked (names, files, suffixes, columns) before any job
+io           atomic parquet / figure / text writers, the uint8 image column codec
+seeding      per-block random generators derived from one config seed
+runlog       logging set-up and the progress-bar switch
+plotting     the shared figure style and palette
+datasets     checksum verification, IDX (MNIST) parsing and loading, Pima and Iris tables
+config       reading config.yaml (+ overlays) outside Snakemake, merged as Snakemake does
+paper        the one mechanism that sets a paper's numbers beside ours and checks its claims
+docs         generated blocks of the README and docs: find, fill, check (``python -m``)
+custom       the workflow's ``custom:`` cases checked (names, files, suffixes, columns) first
+report       markdown tables as standalone HTML pages (the workflow report's table entries)
+environment  the run's platform, threads and package versions; the lock file compared with them
+benchmarks   timing and memory-peak helpers of ``bench/``, and their reports' markdown
+codedigest   the library-code digest that reruns jobs: code counts, comments and docstrings do not
 """
 
 from reliquant.core.io import read_frame, write_frame, write_table, write_text

@@ -19,6 +19,16 @@ import yaml
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
+__all__ = [
+    "ConfigError",
+    "config_section",
+    "load_config",
+    "main",
+    "merge",
+    "read_config_file",
+    "validate_config",
+]
+
 
 def merge(base: Mapping[str, Any], overlay: Mapping[str, Any]) -> dict[str, Any]:
     """``base`` updated recursively by ``overlay`` (mappings merge, everything else replaces)."""

@@ -53,7 +53,7 @@ __all__ = [
 ]
 
 NAME_PATTERN = re.compile(r"[a-z0-9_]+")
-#: Model files a ``trees`` case reads (reliquant.trees.model_files.load_model).
+#: Model files a ``trees`` case reads (reliquant.trees.load_model).
 MODEL_SUFFIXES = (".json", ".ubj", ".txt", ".skops")
 #: Per kind: (required keys, optional keys). ``name`` and ``kind`` are required everywhere.
 CASE_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {

@@ -19,6 +19,7 @@ import os
 import shutil
 import urllib.error
 import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +34,32 @@ from reliquant.core.io import (
     images_to_arrow,
     read_table,
 )
+
+__all__ = [
+    "IDX_IMAGES_MAGIC",
+    "IDX_LABELS_MAGIC",
+    "IRIS_FEATURES",
+    "IRIS_SCHEMA",
+    "MNIST_RAW_FILES",
+    "MNIST_SCHEMA",
+    "PIMA_COLUMNS",
+    "PIMA_RANGES",
+    "PIMA_SCHEMA",
+    "ChecksumError",
+    "IdxFormatError",
+    "ManifestEntry",
+    "download_from_mirrors",
+    "file_digest",
+    "iris_table",
+    "load_mnist",
+    "load_mnist_split",
+    "mnist_table",
+    "pima_table",
+    "read_idx",
+    "read_manifest",
+    "verified_files",
+    "verify_manifest",
+]
 
 log = logging.getLogger(__name__)
 
@@ -256,6 +283,58 @@ def load_mnist_split(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
     table = read_table(path, columns=["label", "image"])
     labels = table.column("label").to_numpy().astype(np.uint8, copy=False)
     return arrow_to_images(table.column("image"), side=28), labels
+
+
+#: The raw IDX files of each MNIST split under ``data/raw/mnist``: (images, labels).
+MNIST_RAW_FILES = {
+    "train": ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"),
+    "test": ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"),
+}
+
+
+def load_mnist(
+    root: str | os.PathLike = ".",
+    splits: Sequence[str] = ("train", "test"),
+    *,
+    parquet_dir: str | os.PathLike | None = None,
+    raw_dir: str | os.PathLike | None = None,
+) -> tuple[np.ndarray, ...]:
+    """MNIST images and labels of the given splits, wherever they are in a checkout.
+
+    The workflow's converted splits (``<parquet_dir>/mnist_<split>.parquet``, rule
+    ``data_mnist``) when every one asked for exists, read with :func:`load_mnist_split`;
+    otherwise (a benchmark run before the workflow) the raw IDX files of ``raw_dir``, read
+    with :func:`read_idx`. Both give the same pixels and labels.
+
+    Parameters
+    ----------
+    root
+        The repository root the default folders are relative to.
+    splits
+        ``"train"`` and/or ``"test"``, in the order wanted.
+    parquet_dir
+        Folder of the converted splits; default ``<root>/results/data``.
+    raw_dir
+        Folder of the raw IDX files; default ``<root>/data/raw/mnist``.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(images, labels)`` of each split in turn, e.g. ``(x_train, y_train, x_test,
+        y_test)``: images uint8 ``(n, 28, 28)``, labels uint8 ``(n,)``.
+    """
+    unknown = [split for split in splits if split not in MNIST_RAW_FILES]
+    if unknown:
+        raise ValueError(
+            f"unknown MNIST split(s) {unknown}: expected some of {list(MNIST_RAW_FILES)}"
+        )
+    root = Path(root)
+    parquet_dir = Path(parquet_dir) if parquet_dir is not None else root / "results" / "data"
+    raw_dir = Path(raw_dir) if raw_dir is not None else root / "data" / "raw" / "mnist"
+    parquets = [parquet_dir / f"mnist_{split}.parquet" for split in splits]
+    if all(path.exists() for path in parquets):
+        return tuple(array for path in parquets for array in load_mnist_split(path))
+    return tuple(read_idx(raw_dir / name) for split in splits for name in MNIST_RAW_FILES[split])
 
 
 def pima_table(csv_path: str | os.PathLike) -> pa.Table:

@@ -28,6 +28,25 @@ from pathlib import Path
 
 from reliquant.core.io import write_text
 
+__all__ = [
+    "BLOCK_DIR",
+    "Block",
+    "DOC_FIGURES",
+    "RUN_TIMINGS",
+    "TIMING_SUFFIX",
+    "begin_marker",
+    "check_markdown",
+    "end_marker",
+    "fill_blocks",
+    "find_blocks",
+    "main",
+    "merge_blocks",
+    "read_contents",
+    "run_timings",
+    "stale_blocks",
+    "stale_figures",
+]
+
 #: Folder of the generated block files, relative to the repository root.
 BLOCK_DIR = Path("results/docs")
 #: Blocks whose name ends so hold runtimes: they differ between machines and runs, so a

@@ -9,7 +9,7 @@ and the SLURM job the record was made in, if any. The workflow writes it to
 
 `read_lock`, `requirement_name` and `lock_differences` compare ``requirements.lock`` (compiled
 by pip-compile from ``pyproject.toml``) with the declared requirements and with the running
-environment (tests/test_environment.py).
+environment (tests/core/test_environment.py).
 """
 
 from __future__ import annotations
@@ -21,6 +21,21 @@ import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+
+__all__ = [
+    "SLURM_VARIABLES",
+    "THREAD_VARIABLES",
+    "canonical_name",
+    "cpu_capability",
+    "environment_record",
+    "installed_versions",
+    "lock_differences",
+    "platform_record",
+    "read_lock",
+    "requirement_name",
+    "slurm_record",
+    "thread_counts",
+]
 
 #: A pinned line of a pip-compile lock file: ``name==version`` (markers and comments after it).
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;#\\]+)")

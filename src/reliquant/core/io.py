@@ -33,6 +33,30 @@ import pyarrow.parquet as pq
 
 from reliquant.core.report import markdown_to_html
 
+__all__ = [
+    "PARQUET_COMPRESSION",
+    "PARQUET_WRITE_OPTIONS",
+    "TABLE_SUFFIXES",
+    "arrow_to_images",
+    "atomic_path",
+    "file_sha256",
+    "frame_to_markdown",
+    "image_type",
+    "images_to_arrow",
+    "open_parquet",
+    "read_frame",
+    "read_table",
+    "read_table_file",
+    "save_figure",
+    "table_file_columns",
+    "table_file_rows",
+    "write_frame",
+    "write_markdown",
+    "write_row_groups",
+    "write_table",
+    "write_text",
+]
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 

@@ -26,6 +26,26 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+__all__ = [
+    "CLAIM_SCHEMA",
+    "COMPARISON_SCHEMA",
+    "PAPER_TITLES",
+    "Claim",
+    "Comparison",
+    "PaperTables",
+    "claim_frame",
+    "claim_lines",
+    "comparison_frame",
+    "comparison_lines",
+    "format_pair",
+    "notes_markdown",
+    "paper_number",
+    "paper_section",
+    "picked_lines",
+    "read_notes",
+    "render_summary",
+]
+
 #: Section titles of the summary, keyed by the paper files in shared/papers (index: README).
 PAPER_TITLES: dict[str, str] = {
     "000": "Robustness quantification for Naive Bayes (paper 000)",
@@ -79,6 +99,23 @@ class Claim:
     holds: bool
     evidence: str
     rule: str
+
+
+@dataclass(frozen=True)
+class PaperTables:
+    """What every topic's ``paper_tables(...)`` returns (one shape for every paper module).
+
+    ``comparison`` and ``claims`` are frames of :data:`COMPARISON_SCHEMA` /
+    :data:`CLAIM_SCHEMA` (run-independent: they go to parquet); ``notes`` is the markdown of
+    machine-dependent notes (:func:`notes_markdown`, read back by :func:`read_notes`);
+    ``summary`` is an optional per-topic summary page (markdown), ``""`` when the topic has
+    none.
+    """
+
+    comparison: pd.DataFrame
+    claims: pd.DataFrame
+    notes: str
+    summary: str = ""
 
 
 def comparison_frame(rows: Iterable[Comparison]) -> pd.DataFrame:

@@ -8,6 +8,8 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402
 
+__all__ = ["PALETTE", "apply_style"]
+
 #: One colour per method/metric family, reused across figures.
 PALETTE = plt.get_cmap("tab10").colors
 

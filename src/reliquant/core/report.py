@@ -16,6 +16,8 @@ from __future__ import annotations
 import html
 import re
 
+__all__ = ["STYLE", "markdown_body", "markdown_to_html", "split_row"]
+
 #: Style of every page: readable tables (borders, zebra rows, sticky header, tabular digits).
 STYLE = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; font-size: 14px;

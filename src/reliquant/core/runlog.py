@@ -7,6 +7,8 @@ import os
 import sys
 from pathlib import Path
 
+__all__ = ["progress_enabled", "setup_logging"]
+
 
 def setup_logging(log_path: str | os.PathLike | None, name: str = "reliquant") -> logging.Logger:
     """Send the ``reliquant`` loggers to ``log_path`` (created) and to stderr.

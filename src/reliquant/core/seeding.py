@@ -12,6 +12,8 @@ import zlib
 
 import numpy as np
 
+__all__ = ["block_int_seed", "block_rng", "block_seed_sequence"]
+
 
 def _key_to_int(part: int | str) -> int:
     """Map one key part to a non-negative int: ints as they are, strings by CRC-32."""

@@ -43,6 +43,26 @@ from reliquant.core.runlog import progress_enabled
 from reliquant.core.seeding import block_int_seed
 from reliquant.mlm.determinism import describe_cpu_kernels, pinned_level
 
+__all__ = [
+    "EXTERNAL_TRAINING_LOG_SCHEMA",
+    "IMAGE_SIDE",
+    "N_CLASSES",
+    "N_PARAMETERS",
+    "TRAINING_LOG_SCHEMA",
+    "MnistCNN",
+    "TrainResult",
+    "build_cnn",
+    "count_parameters",
+    "external_model_markdown",
+    "external_training_log",
+    "load_model",
+    "load_model_file",
+    "normalise_images",
+    "save_model",
+    "train_cnn",
+    "training_markdown",
+]
+
 log = logging.getLogger("reliquant.mlm.cnn")
 
 #: Parameter count stated in paper 004, Section 3.1.

@@ -21,8 +21,8 @@ import pyarrow as pa
 from reliquant.core.custom import CaseResult, softmax_columns
 from reliquant.core.io import frame_to_markdown
 from reliquant.core.plotting import apply_style
-from reliquant.mlm.figures import heatmap
 from reliquant.mlm.likelihood import MLMResult, misclassification_likelihood
+from reliquant.mlm.reproduction.figures import heatmap
 
 __all__ = ["SCHEMA", "run_case"]
 

@@ -45,6 +45,23 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+__all__ = [
+    "DEFAULT_LEVEL",
+    "LEVELS",
+    "MKL_BRANCH",
+    "NATIVE",
+    "OVERRIDE_ENV",
+    "PINNED_VARIABLES",
+    "REQUIRED_FLAGS",
+    "KernelPin",
+    "cpu_flags",
+    "describe_cpu_kernels",
+    "pin_cpu_kernels",
+    "pinned_environment",
+    "pinned_level",
+    "resolve_level",
+]
+
 log = logging.getLogger("reliquant.mlm.determinism")
 
 #: Environment variable that overrides the pinned level.

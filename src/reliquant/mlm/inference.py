@@ -39,6 +39,16 @@ from reliquant.mlm.cnn import IMAGE_SIDE, N_CLASSES, MnistCNN, normalise_images
 from reliquant.mlm.determinism import describe_cpu_kernels
 from reliquant.mlm.softmax import softmax_frame
 
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "FORWARD_ROW_MULTIPLE",
+    "MIN_FORWARD_ROWS",
+    "forward_rows",
+    "predict_softmax",
+    "score_image_file",
+    "select_device",
+]
+
 log = logging.getLogger("reliquant.mlm.inference")
 
 #: Default inference batch size (fast on 2 CPU cores with channels-last; see bench/mlm.py).

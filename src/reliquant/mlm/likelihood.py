@@ -19,6 +19,9 @@ per level (with the clean training set as reference) and pass the ``L^(p)`` to
 :func:`reliquant.mlm.matrices.level_mean_std` for eqs. 9-10. The steps are the functions of
 :mod:`reliquant.mlm.centroids` and :mod:`reliquant.mlm.matrices`, so for ``K = 10`` the result
 equals the MNIST workflow's bit for bit.
+
+The inputs are checked once, here at the entry point (:func:`~reliquant.mlm.softmax.check_softmax`,
+:func:`~reliquant.mlm.softmax.check_labels`); the steps are called with ``check=False``.
 """
 
 from __future__ import annotations
@@ -172,9 +175,10 @@ def misclassification_likelihood(
         res.likelihood[3]  # what class-3 examples are likely to be mistaken for
         res.to_frame().sort_values("likelihood", ascending=False).head()
     """
+    # The one check of the inputs on this path: every step below trusts them (check=False).
     s = check_softmax(softmax, labels, sum_tol=sum_tol)
     k = s.shape[1]
-    y = check_labels(labels, len(s), k)
+    y = np.asarray(labels).astype(np.int64)  # checked with the softmax
     missing = np.flatnonzero(np.bincount(y, minlength=k) == 0)
     if len(missing):
         which = (
@@ -203,20 +207,22 @@ def misclassification_likelihood(
         where = "reference_softmax/reference_labels"
 
     try:
-        means = class_centroids(ref_s, ref_y)
+        means = class_centroids(ref_s, ref_y, check=False)
     except ValueError as err:
         raise ValueError(f"centroids from {where}: {err}") from None
     correct = ref_s.argmax(1) == ref_y
     n_correct = np.bincount(ref_y[correct], minlength=k).astype(np.int64)
     if refine:
-        km = refine_centroids(ref_s[correct], means, seed=seed, max_iter=max_iter, tol=tol)
+        km = refine_centroids(
+            ref_s[correct], means, seed=seed, max_iter=max_iter, tol=tol, check=False
+        )
         centroids, n_iter = km.centroids, km.n_iter
         yc = ref_y[correct]
         n_mis = np.bincount(yc[km.assignments != yc], minlength=k).astype(np.int64)
     else:
         centroids, n_iter = means.copy(), 0
         n_mis = np.zeros(k, dtype=np.int64)
-    distances = min_distance_matrix(s, y, centroids, chunk=chunk)
+    distances = min_distance_matrix(s, y, centroids, chunk=chunk, check=False)
     return MLMResult(
         centroids=centroids,
         class_means=means,

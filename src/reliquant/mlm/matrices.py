@@ -61,7 +61,12 @@ MATRICES_SCHEMA = pa.schema(
 
 
 def min_distance_matrix(
-    softmax: np.ndarray, labels: np.ndarray, centroids: np.ndarray, chunk: int = 65536
+    softmax: np.ndarray,
+    labels: np.ndarray,
+    centroids: np.ndarray,
+    chunk: int = 65536,
+    *,
+    check: bool = True,
 ) -> np.ndarray:
     """Nearest distances ``D[y, c] = min_{x in X_y} d(f(x), mu_c)``, ``c != y`` (eqs. 5, 7).
 
@@ -69,17 +74,23 @@ def min_distance_matrix(
     ``K >= 2``. Returns float64 (K, K) with a NaN diagonal. A class with no example in
     ``labels`` has an all-``+inf`` row (the identity of ``min``), so that :func:`combine_min`
     over parts is exact; :func:`likelihood_matrix` refuses such rows. Works through ``chunk``
-    rows at a time.
+    rows at a time. ``check=False`` skips the checks of ``softmax``, ``labels`` and
+    ``centroids`` for a caller that has checked them (the result is the same).
     """
-    s = check_softmax(softmax, labels)
-    k = s.shape[1]
-    y = check_labels(labels, len(s), k)
-    check_centroids(centroids, k)
+    if check:
+        s = check_softmax(softmax, labels)
+        k = s.shape[1]
+        y = check_labels(labels, len(s), k)
+        check_centroids(centroids, k)
+    else:
+        s = np.asarray(softmax)
+        k = s.shape[1]
+        y = np.asarray(labels).astype(np.int64)
     if chunk < 1:
         raise ValueError(f"chunk must be >= 1; got {chunk}")
     out = np.full((k, k), np.inf)
     for start in range(0, len(s), chunk):
-        d = distances_to_centroids(s[start : start + chunk], centroids)
+        d = distances_to_centroids(s[start : start + chunk], centroids, check=False)
         yy = y[start : start + chunk]
         for cls in np.unique(yy):
             out[cls] = np.minimum(out[cls], d[yy == cls].min(0))
@@ -176,17 +187,19 @@ def cell_distance_matrices(
     level: np.ndarray,
     centroids: np.ndarray,
 ) -> dict[tuple[str, int], np.ndarray]:
-    """``D`` (eq. 5/7) for every (corruption, level) cell present, keyed by ``(name, level)``."""
+    """``D`` (eq. 5/7) for every (corruption, level) cell present, keyed by ``(name, level)``.
+
+    The arrays are checked once here, not again per cell."""
     s = check_softmax(softmax, labels)
+    y = check_labels(labels, len(s), s.shape[1])
+    mu = check_centroids(centroids, s.shape[1])
     corruption, level = np.asarray(corruption), np.asarray(level).astype(np.int64)
     if corruption.shape != (len(s),) or level.shape != (len(s),):
         raise ValueError("corruption and level must have one entry per softmax row")
     out: dict[tuple[str, int], np.ndarray] = {}
     keys = pd.DataFrame({"c": corruption, "l": level})
     for (name, lev), rows in keys.groupby(["c", "l"], sort=True).indices.items():
-        out[(str(name), int(lev))] = min_distance_matrix(
-            s[rows], np.asarray(labels)[rows], centroids
-        )
+        out[(str(name), int(lev))] = min_distance_matrix(s[rows], y[rows], mu, check=False)
     return out
 
 

@@ -7,6 +7,9 @@ from ``seed``, Section 6.1); every row of ``test`` gets its prediction (eq. 2), 
 the target column too, each row also says whether the prediction is right. With
 ``bootstrap: M``, every row also gets the uncertainty metrics u_m, u_H (eqs. 3-4) and u_a,
 u_t, u_e (eqs. 5-7) of M bootstrap NBCs (Section 7.3), drawn from ``seed``.
+The test table's feature columns are matched to the training ones by name (a missing one is
+refused, naming it; its other columns are left out); a train column of non-integer numbers is
+refused at fit (bin it first), as are an empty train table and one with a single class.
 The figure shows the distribution of eps_glob and eps_loc over the test rows (split by
 correctness when the truth is known).
 """
@@ -42,19 +45,27 @@ def run_case(train: pd.DataFrame, test: pd.DataFrame, *, case: Mapping[str, Any]
     """
     target = case["target"]
     seed = int(case.get("seed", 0))
-    fitted = fit_table(
-        train,
-        target,
-        alpha=case.get("alpha"),
-        alphas=tuple(case.get("alphas", DEFAULT_ALPHAS)),
-        cv_folds=int(case.get("cv_folds", 5)),
-        seed=seed,
-    )
-    bootstrap = case.get("bootstrap")
     try:
+        fitted = fit_table(
+            train,
+            target,
+            alpha=case.get("alpha"),
+            alphas=tuple(case.get("alphas", DEFAULT_ALPHAS)),
+            cv_folds=int(case.get("cv_folds", 5)),
+            seed=seed,
+        )
+    except ValueError as err:
+        raise ValueError(
+            f"custom case {case['name']!r}, train table {case['train']}: {err}"
+        ) from err
+    bootstrap = case.get("bootstrap")
+    features = set(fitted.encoder.columns)
+    try:
+        # the training features, matched by name (a missing one is refused, naming it); the
+        # test table's other columns (its target, row ids) are not features and are left out
         scored = robustness(
             fitted,
-            test[list(fitted.encoder.columns)],
+            test[[c for c in test.columns if c in features]],
             bootstrap=None if bootstrap is None else int(bootstrap),
             seed=seed,
         )

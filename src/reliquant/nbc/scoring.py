@@ -1,20 +1,36 @@
 """Robustness of a user's own Naive Bayes predictions: tables in, one row per prediction out.
 
-:class:`CategoryEncoder` maps the columns of a pandas DataFrame (strings, categoricals,
-integers or integer-valued floats) to the integer codes the classifier works with. Categories
-come from the training data only; a test value never seen in training, or a missing value, is
-an error naming the column and the value (a test set encoded on its own would silently map
-its values to other codes and give wrong robustness: eps_loc 0.140 became 0.011 in one case).
+:class:`CategoryEncoder` maps the columns of a pandas DataFrame to the integer codes the
+classifier works with. Which columns it accepts, and where each column's categories come from:
+
+* **declared categories** (a ``categories={column: [values, ...]}`` argument, or a pandas
+  ``Categorical`` column, whose ``categories`` are used, unused ones included): every declared
+  value gets a code, in the declared order, whether or not it occurs in training. A test
+  value that is declared but unseen in training is scored with eq. 18's smoothing,
+  ``p(f_i | c) = alpha / (n(c) + alpha |F_i|)`` with ``|F_i|`` the number of declared
+  categories; a training value outside the declared ones is an error;
+* **otherwise** the values seen in training, sorted: integers, strings, booleans, and
+  integer-valued floats (``2.0`` and ``2`` are one category);
+* a column holding **non-integer numbers** (raw measurements such as 5.1, 3.5, ...) that is
+  not declared is refused at fit, naming the column: this classifier is categorical, so bin
+  it first (``pandas.cut`` / ``pandas.qcut`` give a ``Categorical``) or declare its values.
+
+A test value outside a column's categories, or a missing value, is an error naming the
+column and the value (a test set encoded on its own would silently map its values to other
+codes and give wrong robustness: eps_loc 0.140 became 0.011 in one case). Columns are matched
+by name, in any order; a missing or extra column is refused with both lists.
 
 :func:`robustness` scores a fitted model, ours (:class:`reliquant.nbc.NBCModel`) or
 scikit-learn's ``CategoricalNB``, on a table: the prediction (eq. 2), eps_glob (Theorem 5.2,
 eq. 13) and eps_loc (Theorem 6.1). :func:`fit_table` fits our eq. 18 NBC on a DataFrame with a
-target column, alpha chosen by cross-validation (Section 6.1) unless given.
+target column, alpha chosen by cross-validation (Section 6.1) unless given; an empty table, a
+table with one class, or a float column is refused there.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +56,7 @@ from reliquant.nbc.uncertainty import (
 )
 
 __all__ = [
+    "DEFAULT_ALPHAS",
     "UNCERTAINTY_COLUMNS",
     "CategoryEncoder",
     "FittedTable",
@@ -59,35 +76,108 @@ def _missing(values: pd.Series) -> np.ndarray:
     return values.isna().to_numpy()
 
 
+def _shown(values: Sequence[Any], limit: int = 10) -> str:
+    """``values`` as a list for an error message, cut after ``limit`` entries."""
+    values = list(values)
+    return f"{values[:limit]}{' ...' if len(values) > limit else ''}"
+
+
+def _declared_categories(col: Any, values: Any, source: str) -> tuple[Any, ...]:
+    """The declared categories of column ``col`` as normalised values, checked: a non-empty
+    list without missing values or repeats."""
+    if isinstance(values, str | bytes) or not hasattr(values, "__iter__"):
+        raise TypeError(f"{source} for column {col!r} must be a list of categories; got {values!r}")
+    cats = [_normal_value(v) for v in values]
+    if not cats:
+        raise ValueError(f"{source} for column {col!r} is empty: declare at least one category")
+    for v in cats:
+        if v is None or v is pd.NA or v is pd.NaT or (isinstance(v, float) and math.isnan(v)):
+            raise ValueError(f"{source} for column {col!r} holds a missing value ({v!r})")
+    repeated = sorted({repr(v) for v in cats if cats.count(v) > 1})
+    if repeated:
+        raise ValueError(f"{source} for column {col!r} repeats {', '.join(repeated)}")
+    return tuple(cats)
+
+
 @dataclass(frozen=True)
 class CategoryEncoder:
-    """Per column, the categories seen in training, in sorted order: code ``k`` is the k-th."""
+    """Per column, its categories: code ``k`` is the k-th. Declared categories (a
+    ``categories=`` mapping or a pandas ``Categorical`` column) keep their declared order;
+    otherwise the values seen in training, sorted (module docstring)."""
 
-    columns: tuple[str, ...]
+    columns: tuple[Any, ...]
     categories: tuple[tuple[Any, ...], ...]
 
     @classmethod
-    def fit(cls, frame: pd.DataFrame) -> CategoryEncoder:
-        """The categories of every column of the training table ``frame``."""
+    def fit(
+        cls, frame: pd.DataFrame, categories: Mapping[Any, Sequence[Any]] | None = None
+    ) -> CategoryEncoder:
+        """The categories of every column of the training table ``frame``.
+
+        ``categories``: optional ``{column: [category, ...]}``, the column's possible values
+        (training values must be among them; the others get eq. 18's smoothed probability).
+        A pandas ``Categorical`` column declares its own ``categories``. A column holding
+        non-integer numbers must be declared (or binned), else ``ValueError``.
+        """
+        if not isinstance(frame, pd.DataFrame):
+            raise TypeError(f"expected a pandas DataFrame; got {type(frame).__name__}")
+        repeated = frame.columns[frame.columns.duplicated()].unique().tolist()
+        if repeated:
+            raise ValueError(f"column names must be unique; repeated: {repeated}")
+        declared = {} if categories is None else dict(categories)
+        unknown = [c for c in declared if c not in frame.columns]
+        if unknown:
+            raise ValueError(
+                f"categories= names {unknown}, not columns of the table {list(frame.columns)}"
+            )
         cats = []
         for col in frame.columns:
             values = frame[col]
             if _missing(values).any():
                 row = frame.index[_missing(values)][0]
                 raise ValueError(f"column {col!r} has a missing value in training row {row!r}")
-            cats.append(tuple(sorted(set(_normalise(values)), key=_sort_key)))
-        return cls(tuple(str(c) for c in frame.columns), tuple(cats))
+            norm = _normalise(values)
+            if col in declared:
+                source = "categories="
+                col_cats = _declared_categories(col, declared[col], source)
+            elif isinstance(values.dtype, pd.CategoricalDtype):
+                source = "the Categorical's categories"
+                col_cats = _declared_categories(col, values.cat.categories.tolist(), source)
+            else:
+                _refuse_raw_numbers(col, norm)
+                cats.append(tuple(sorted(set(norm), key=_sort_key)))
+                continue
+            known = set(col_cats)
+            outside = [j for j, v in enumerate(norm) if v not in known]
+            if outside:
+                raise ValueError(
+                    f"column {col!r} holds {norm[outside[0]]!r} in training row "
+                    f"{frame.index[outside[0]]!r}, not among its declared categories "
+                    f"{_shown(col_cats)} (from {source})"
+                )
+            cats.append(col_cats)
+        return cls(tuple(frame.columns), tuple(cats))
 
     @property
     def n_values(self) -> list[int]:
         """``|F_i|`` of every column."""
         return [len(c) for c in self.categories]
 
-    def transform(self, frame: pd.DataFrame) -> np.ndarray:
-        """Integer codes (n, N) of ``frame``'s columns (matched by name, any order)."""
+    def transform(self, frame: pd.DataFrame, *, ignore: Sequence[Any] = ()) -> np.ndarray:
+        """Integer codes (n, N) of ``frame``'s columns, matched by name (any order).
+
+        A training column that ``frame`` lacks, or a column of ``frame`` that is neither a
+        training column nor in ``ignore``, is refused with both lists of columns.
+        """
         absent = [c for c in self.columns if c not in frame.columns]
-        if absent:
-            raise ValueError(f"the table lacks the training columns {absent}")
+        extra = [c for c in frame.columns if c not in self.columns and c not in ignore]
+        if absent or extra:
+            parts = [f"lacks the training columns {absent}"] if absent else []
+            parts += [f"has columns not seen in training {extra}"] if extra else []
+            raise ValueError(
+                f"the table {' and '.join(parts)} (columns are matched by name; training "
+                f"columns: {list(self.columns)}; given: {list(frame.columns)})"
+            )
         out = np.empty((len(frame), len(self.columns)), dtype=np.int64)
         for i, (col, cats) in enumerate(zip(self.columns, self.categories, strict=True)):
             values = frame[col]
@@ -100,23 +190,39 @@ class CategoryEncoder:
             if -1 in codes:
                 bad = norm[codes.index(-1)]
                 raise ValueError(
-                    f"column {col!r} holds {bad!r}, a category not seen in training "
-                    f"(known: {list(cats)[:10]}{' ...' if len(cats) > 10 else ''})"
+                    f"column {col!r} holds {bad!r}, a category neither seen in training nor "
+                    f"declared (known: {_shown(cats)}; to score a value that training lacks, "
+                    "declare it at fit: fit_table(..., categories={column: [...]}) or a "
+                    "pandas Categorical column)"
                 )
             out[:, i] = codes
         return out
 
 
+def _refuse_raw_numbers(col: Any, norm: list[Any]) -> None:
+    """Refuse an undeclared column holding non-integer numbers (module docstring)."""
+    numbers = [v for v in norm if isinstance(v, float)]
+    if numbers:
+        raise ValueError(
+            f"column {col!r} holds non-integer numbers ({len(set(numbers))} distinct, e.g. "
+            f"{numbers[0]!r}): this Naive Bayes is categorical, so bin the column first, e.g. "
+            f"table[{col!r}] = pandas.cut(table[{col!r}], bins=5) or pandas.qcut(..., q=4), "
+            f"or declare its values with fit_table(..., categories={{{col!r}: [...]}})"
+        )
+
+
+def _normal_value(v: Any) -> Any:
+    """A Python value, integer-valued floats as ints (2.0 and 2 are one category)."""
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    return v
+
+
 def _normalise(values: pd.Series) -> list[Any]:
-    """Python values with integer-valued floats as ints (2.0 and 2 are one category)."""
-    out = []
-    for v in values.tolist():
-        if isinstance(v, float) and v.is_integer():
-            v = int(v)
-        elif isinstance(v, np.generic):
-            v = v.item()
-        out.append(v)
-    return out
+    """The column's values as Python values (:func:`_normal_value`)."""
+    return [_normal_value(v) for v in values.tolist()]
 
 
 def _sort_key(v: Any) -> tuple[str, Any]:
@@ -146,7 +252,8 @@ class FittedTable:
     """An eq. 18 NBC fitted on a table: the model, the feature encoder, the class labels (code
     ``c`` is ``classes[c]``) and the cross-validated alpha. ``train_codes`` and
     ``train_labels`` keep the encoded training table (features (n, N), labels (n,)) for the
-    bootstrap ensemble of ``robustness(..., bootstrap=M)``."""
+    bootstrap ensemble of ``robustness(..., bootstrap=M)``; ``target`` names the class column
+    (a test table may hold it: :func:`robustness` ignores it)."""
 
     model: NBCModel
     encoder: CategoryEncoder
@@ -154,6 +261,7 @@ class FittedTable:
     alpha: float
     train_codes: np.ndarray | None = field(default=None, repr=False, compare=False)
     train_labels: np.ndarray | None = field(default=None, repr=False, compare=False)
+    target: Any = None
 
 
 def fit_table(
@@ -164,21 +272,94 @@ def fit_table(
     alphas: Sequence[float] = DEFAULT_ALPHAS,
     cv_folds: int = 5,
     seed: int | np.random.Generator = 0,
+    categories: Mapping[Any, Sequence[Any]] | None = None,
 ) -> FittedTable:
-    """Fit paper 000's NBC (eq. 18) on ``frame``; ``target`` names the class column. Without
-    ``alpha``, it is chosen from ``alphas`` by ``cv_folds``-fold cross-validation (Section 6.1)
-    with folds drawn from ``seed``."""
+    """Fit paper 000's NBC (eq. 18) on ``frame``; ``target`` names the class column.
+
+    Parameters
+    ----------
+    frame : pandas DataFrame
+        The training table: the ``target`` column and one column per feature.
+    target : str
+        The class column.
+    alpha : float, optional
+        The smoothing of eq. 18; without it, it is chosen from ``alphas`` by
+        ``cv_folds``-fold cross-validation (Section 6.1) with folds drawn from ``seed``.
+    alphas, cv_folds, seed
+        The cross-validation grid, number of folds and seed.
+    categories : mapping, optional
+        ``{column: [category, ...]}``: the possible values of a column (feature or target),
+        in the order that gives their codes. A declared value missing from training is
+        scored with eq. 18's smoothing, ``alpha / (n(c) + alpha |F_i|)`` with ``|F_i|`` the
+        number of declared categories; a pandas ``Categorical`` column declares its own
+        ``categories``. Undeclared columns get the values seen in training.
+
+    Raises
+    ------
+    ValueError
+        An empty table, a target with fewer than two classes in training, a column of
+        non-integer numbers that is not declared (bin it: ``pandas.cut`` / ``qcut``), a
+        missing value, a training value outside its declared categories, fewer rows than
+        ``cv_folds`` when alpha is cross-validated.
+    """
+    if not isinstance(frame, pd.DataFrame):
+        raise TypeError(f"fit_table takes a pandas DataFrame; got {type(frame).__name__}")
     if target not in frame.columns:
         raise ValueError(f"target column {target!r} is not in the table {list(frame.columns)}")
+    if len(frame) == 0:
+        raise ValueError(
+            f"the training table is empty (0 rows, columns {list(frame.columns)}): nothing to fit"
+        )
+    declared = {} if categories is None else dict(categories)
     features = frame.drop(columns=[target])
-    encoder = CategoryEncoder.fit(features)
-    labels = CategoryEncoder.fit(frame[[target]])
+    if features.shape[1] == 0:
+        raise ValueError(f"the table has no feature column besides the target {target!r}")
+    encoder = CategoryEncoder.fit(features, {c: v for c, v in declared.items() if c != target})
+    labels = CategoryEncoder.fit(
+        frame[[target]], {target: declared[target]} if target in declared else None
+    )
     X, y = encoder.transform(features), labels.transform(frame[[target]])[:, 0]
+    seen = np.unique(y)
+    if seen.size < 2:
+        raise ValueError(
+            f"target column {target!r} holds one class only ({labels.categories[0][seen[0]]!r} "
+            f"in all {len(y)} rows): a classifier needs at least two classes in training"
+        )
     k = labels.n_values[0]
     if alpha is None:
+        if len(y) < cv_folds:
+            raise ValueError(
+                f"{len(y)} training rows cannot be split into cv_folds={cv_folds} folds to "
+                "choose alpha: pass fewer cv_folds or alpha=..."
+            )
         alpha, _ = cv_alpha(X, y, k, encoder.n_values, alphas, cv_folds, seed)
     model = fit_nbc(X, y, k, encoder.n_values, alpha)
-    return FittedTable(model, encoder, labels.categories[0], float(alpha), X, y)
+    return FittedTable(
+        model=model,
+        encoder=encoder,
+        classes=labels.categories[0],
+        alpha=float(alpha),
+        train_codes=X,
+        train_labels=y,
+        target=target,
+    )
+
+
+def _sklearn_columns(model: Any, X: pd.DataFrame | np.ndarray) -> pd.DataFrame | np.ndarray:
+    """``X``'s columns in the order of a ``CategoricalNB`` fitted on a DataFrame
+    (``feature_names_in_``), matched by name; missing or extra names are refused."""
+    names = getattr(model, "feature_names_in_", None)
+    if names is None or not isinstance(X, pd.DataFrame):
+        return X
+    names = list(names)
+    absent = [c for c in names if c not in X.columns]
+    extra = [c for c in X.columns if c not in names]
+    if absent or extra:
+        raise ValueError(
+            f"the table's columns do not match the model's features: missing {absent}, "
+            f"extra {extra} (the model's features: {names}; given: {list(X.columns)})"
+        )
+    return X[names]
 
 
 def bootstrap_uncertainty(
@@ -237,9 +418,14 @@ def robustness(
     """One row per instance of ``X``: ``prediction`` (eq. 2, ties to the lowest class),
     ``eps_glob`` (eq. 13) and ``eps_loc`` (Theorem 6.1).
 
-    ``model``: a :class:`FittedTable` (``X`` a DataFrame, encoded with its training
-    categories; predictions are class labels), our :class:`NBCModel` or a fitted scikit-learn
-    ``CategoricalNB`` (``X`` integer codes, as an array or a DataFrame of code columns).
+    ``model``: a :class:`FittedTable` (``X`` a DataFrame, or a Series for one row, with the
+    training columns matched by name in any order, the target column allowed and ignored,
+    any other missing or extra column refused; values encoded with the training or declared
+    categories; predictions are class labels), our :class:`NBCModel` (``X`` integer codes by
+    position; predictions are class indices) or a fitted scikit-learn ``CategoricalNB``
+    (``X`` integer codes; a DataFrame is matched by name to the model's
+    ``feature_names_in_`` when it was fitted on one; predictions are its labels
+    ``classes_``, as its ``predict`` returns them).
 
     ``bootstrap=M`` adds the columns u_m, u_H, u_a, u_t, u_e (eqs. 3-7, in bits) of
     :func:`bootstrap_uncertainty`: an ensemble of M eq. 18 NBCs on resamples of the training
@@ -250,9 +436,15 @@ def robustness(
     """
     classes = None
     if isinstance(model, FittedTable):
+        if isinstance(X, pd.Series):
+            X = X.to_frame().T  # one row, its labels the column names
         if not isinstance(X, pd.DataFrame):
-            raise TypeError("a model fitted on a table scores a DataFrame with the same columns")
-        codes, classes, nbc = model.encoder.transform(X), model.classes, model.model
+            raise TypeError(
+                "a model fitted on a table scores a DataFrame (or a Series, one row) with "
+                f"the training columns {list(model.encoder.columns)}; got {type(X).__name__}"
+            )
+        ignore = () if model.target is None else (model.target,)
+        codes, classes, nbc = model.encoder.transform(X, ignore=ignore), model.classes, model.model
         if train is None and model.train_codes is not None:
             train = (model.train_codes, model.train_labels)
     else:
@@ -262,6 +454,9 @@ def robustness(
                 f"train=(X_train, y_train)); got {type(model).__name__}"
             )
         nbc = model if isinstance(model, NBCModel) else from_sklearn(model)
+        if not isinstance(model, NBCModel):
+            classes = np.asarray(model.classes_)  # predict's labels, as predict returns them
+            X = _sklearn_columns(model, X)
         codes = X.to_numpy() if isinstance(X, pd.DataFrame) else np.asarray(X)
     if bootstrap is not None and train is None:
         raise ValueError(
@@ -272,7 +467,13 @@ def robustness(
     pred = np.argmax(lj, axis=1)
     out = pd.DataFrame(
         {
-            "prediction": pred if classes is None else [classes[c] for c in pred],
+            "prediction": (
+                pred
+                if classes is None
+                else classes[pred]
+                if isinstance(classes, np.ndarray)
+                else [classes[c] for c in pred]
+            ),
             "eps_glob": eps_glob(lj, pred),
             "eps_loc": eps_loc(log_factors(nbc, codes), pred, tol=tol),
         }

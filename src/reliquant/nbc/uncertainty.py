@@ -17,7 +17,14 @@ import numpy as np
 
 from reliquant.nbc.classifier import fit_nbc, log_joint
 
-__all__ = ["conditional", "ensemble_uncertainty", "entropy_bits", "u_entropy", "u_max_prob"]
+__all__ = [
+    "bootstrap_conditionals",
+    "conditional",
+    "ensemble_uncertainty",
+    "entropy_bits",
+    "u_entropy",
+    "u_max_prob",
+]
 
 
 def conditional(log_joint: np.ndarray) -> np.ndarray:

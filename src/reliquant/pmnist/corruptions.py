@@ -18,7 +18,7 @@ scale, the parameters of ONE level (a dict of scalars,
 standard normals or uniforms). Randomness enters only through those fields, so the
 corruption of an image is a deterministic function of (image, parameters, fields).
 Filters follow OpenCV's conventions (:mod:`reliquant.pmnist.kernels`); each corruption is
-checked against a per-pixel reference in ``tests/test_corruptions.py``.
+checked against a per-pixel reference in ``tests/pmnist/test_corruptions.py``.
 """
 
 from __future__ import annotations
@@ -38,6 +38,34 @@ from reliquant.pmnist.kernels import (
     resample_axis,
     shift_axis,
 )
+
+__all__ = [
+    "N_PIXELS",
+    "SIDE",
+    "Fields",
+    "brightness",
+    "check_images",
+    "contrast",
+    "defocus_blur",
+    "fog",
+    "fog_mask",
+    "frost",
+    "gaussian_noise",
+    "impulse_count",
+    "impulse_noise",
+    "motion_blur",
+    "motion_line_offset",
+    "pixelation",
+    "pixelation_side",
+    "poisson_from_uniform",
+    "poisson_tables",
+    "shot_noise",
+    "snow",
+    "snow_support",
+    "to_float",
+    "to_uint8",
+    "zoom_blur",
+]
 
 SIDE = 28
 N_PIXELS = SIDE * SIDE

@@ -5,7 +5,7 @@ Randomness enters the corruptions only through these fields. Image ``i`` of bloc
 ``reliquant.core.seeding.block_rng(seed, corruption, level)`` from position
 ``i * IMAGE_STRIDE`` (``advance``), so its fields, and hence its corrupted bytes, depend only
 on (seed, corruption, level, test index, parameters): never on batch size, chunking or the
-number of processes, and parameter searches (:mod:`reliquant.pmnist.calibration`) see
+number of processes, and parameter searches (:mod:`reliquant.pmnist.reproduction.calibration`) see
 common random numbers.
 
 The draws are NumPy's own (``Generator.standard_normal`` / ``Generator.random`` on that
@@ -22,6 +22,15 @@ from reliquant.core.seeding import block_rng
 from reliquant.pmnist.corruptions import SIDE
 from reliquant.pmnist.registry import check_level, get_spec
 from reliquant.pmnist.streams import MULT, apply, fill_normal, fill_uniform, jump, split128
+
+__all__ = [
+    "IMAGE_STRIDE",
+    "KIND_CODES",
+    "MAX_TEST_INDEX",
+    "check_test_index",
+    "draw_fields",
+    "image_states",
+]
 
 #: Draws reserved for one image in its block's stream (2^40, far more than the 3 x 784 used).
 IMAGE_STRIDE = 1 << 40

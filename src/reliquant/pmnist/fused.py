@@ -1,7 +1,7 @@
 """The 12 corruptions as compiled per-image pipelines: uint8 and seed in, uint8 out.
 
 :func:`corrupt_block` gives, byte for byte, what :func:`reliquant.pmnist.fields.draw_fields`
-followed by :func:`reliquant.pmnist.registry.corrupt` gives (``tests/test_corruptions.py``
+followed by :func:`reliquant.pmnist.registry.corrupt` gives (``tests/pmnist/test_corruptions.py``
 checks every corruption and level, and random parameters), without the float64 batch in
 between: one compiled loop per corruption takes each image through
 
@@ -38,6 +38,17 @@ from reliquant.pmnist.fields import KIND_CODES, image_states
 from reliquant.pmnist.kernels import area_matrix, gaussian_kernel, reflect101
 from reliquant.pmnist.registry import check_level, get_spec
 from reliquant.pmnist.streams import fill_normal, fill_uniform
+
+__all__ = [
+    "BLOCKS",
+    "TO_FLOAT",
+    "Block",
+    "corrupt_block",
+    "poisson_breaks",
+    "salt_threshold",
+    "sum784",
+    "symmetry",
+]
 
 N = C.SIDE
 NP = C.N_PIXELS

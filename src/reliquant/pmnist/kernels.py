@@ -2,8 +2,8 @@
 
 Every function works along one axis of a float64 batch (shape ``(n, 28, 28)``, axes 1 and 2
 the rows and columns), so 2-D filters are two 1-D passes. Conventions (checked by
-``tests/test_kernels.py`` and, through the corruptions, by the per-pixel references of
-``tests/test_corruptions.py``):
+``tests/pmnist/test_kernels.py`` and, through the corruptions, by the per-pixel references of
+``tests/pmnist/test_corruptions.py``):
 
 * borders are reflect-101 (``d c b | a b c d | c b a``; ``scipy.ndimage`` mode ``mirror``);
 * a kernel of size ``k`` is anchored at ``k // 2``: output pixel ``i`` reads input pixels
@@ -17,6 +17,16 @@ import math
 
 import numpy as np
 import scipy.ndimage as ndi
+
+__all__ = [
+    "area_matrix",
+    "box_filter",
+    "correlate_axis",
+    "gaussian_kernel",
+    "reflect101",
+    "resample_axis",
+    "shift_axis",
+]
 
 
 def box_filter(x: np.ndarray, k: int, axis: int) -> np.ndarray:

@@ -25,6 +25,26 @@ import numpy as np
 
 from reliquant.pmnist import corruptions as C
 
+__all__ = [
+    "CORRUPTIONS",
+    "N_LEVELS",
+    "REGISTRY",
+    "CorruptionConfigError",
+    "CorruptionSpec",
+    "Param",
+    "Search",
+    "apply_float",
+    "check_level",
+    "check_value",
+    "config_value",
+    "constant",
+    "corrupt",
+    "get_spec",
+    "level_params",
+    "per_level",
+    "validate_schedule",
+]
+
 N_LEVELS = 10
 
 

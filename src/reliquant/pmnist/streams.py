@@ -14,7 +14,7 @@ draw the *same numbers* without leaving machine code:
   (``numba.np.random._constants``, the tables of numba's own ``Generator`` support).
 
 128-bit products are LLVM ``i128`` arithmetic (:func:`_mul128`), so the stream is exact;
-``tests/test_fields.py`` checks every draw against NumPy bit for bit.
+``tests/pmnist/test_fields.py`` checks every draw against NumPy bit for bit.
 """
 
 from __future__ import annotations
@@ -30,6 +30,22 @@ from numba.np.random._constants import (
     ziggurat_nor_inv_r,
     ziggurat_nor_r,
 )
+
+__all__ = [
+    "FI",
+    "INV53",
+    "KI",
+    "MASK64",
+    "MULT",
+    "NOR_INV_R",
+    "NOR_R",
+    "WI",
+    "apply",
+    "fill_normal",
+    "fill_uniform",
+    "jump",
+    "split128",
+]
 
 #: NumPy's PCG64 multiplier (PCG_DEFAULT_MULTIPLIER_128) as (high, low) 64-bit halves.
 MULT = (np.uint64(2549297995355413924), np.uint64(4865540595714422341))

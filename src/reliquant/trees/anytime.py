@@ -54,11 +54,26 @@ from scipy import stats
 
 from reliquant.core.seeding import block_int_seed
 from reliquant.trees.confidence import mixture_interval, tuned_rho
-from reliquant.trees.engine import _root_box, exact_robustness
+from reliquant.trees.engine import exact_robustness, root_box
 from reliquant.trees.kernel import chunk_seeds, count_agree
 from reliquant.trees.monte_carlo import clopper_pearson
 from reliquant.trees.plan import build_plan
-from reliquant.trees.structure import TreeEnsemble, extract_ensemble
+from reliquant.trees.readers import extract_ensemble
+from reliquant.trees.structure import TreeEnsemble
+
+__all__ = [
+    "CHUNK",
+    "PILOT_STREAM",
+    "ROUND_CHUNKS",
+    "RobustnessResult",
+    "SEQ_SHARE",
+    "STOP_REASONS",
+    "STRATIFY_BELOW",
+    "TIME_SHARE",
+    "robustness",
+    "robustness_batch",
+    "warm_up",
+]
 
 STOP_REASONS = ("exact", "half_width", "time_budget", "max_draws")
 CHUNK = 4096  # draws per kernel chunk (one random stream each)
@@ -267,12 +282,12 @@ def _pieces(eng, stratified: bool, outside: float) -> tuple:
 
 def _plain_region(ens, noise, tol: float, independent: bool) -> tuple:
     """(root_lo, root_hi, outside mass) of plain draws: the engine's root box (all but
-    ``tol / 2`` of the mass, edges at split boundaries, :func:`reliquant.trees.engine._root_box`)
+    ``tol / 2`` of the mass, edges at split boundaries, :func:`reliquant.trees.engine.root_box`)
     for independent noise, where features and splits that cut only outside it drop out of
     the draw; else the whole space."""
     if not independent or tol <= 0 or not hasattr(noise, "outside_mass"):
         return None, None, 0.0
-    lo, hi = _root_box(ens, noise, tol)
+    lo, hi = root_box(ens, noise, tol)
     if np.all(np.isneginf(lo)) and np.all(np.isposinf(hi)):
         return None, None, 0.0
     return lo, hi, float(noise.outside_mass(lo, hi))

@@ -28,6 +28,13 @@ from scipy import special, stats
 
 from reliquant.trees.norta import check_correlation, from_normal_scores, to_normal_scores
 
+__all__ = [
+    "CorrelatedNormal",
+    "IndependentNormal",
+    "NortaNoise",
+    "normal_interval",
+]
+
 
 def normal_interval(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """``Phi(b) - Phi(a)`` for standardised edges ``a <= b``, accurate in both tails."""

@@ -30,6 +30,12 @@ import numpy as np
 
 from reliquant.trees.structure import TreeEnsemble
 
+__all__ = [
+    "GridResult",
+    "grid_intervals",
+    "grid_robustness",
+]
+
 
 @dataclass(frozen=True)
 class GridResult:

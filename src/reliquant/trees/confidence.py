@@ -35,6 +35,12 @@ import math
 import numpy as np
 from scipy.special import betaln, expit, logit
 
+__all__ = [
+    "log_mixture",
+    "mixture_interval",
+    "tuned_rho",
+]
+
 
 def log_mixture(p: np.ndarray, s: float, n: float, rho: float) -> np.ndarray:
     """``log M_n(p)`` (module docstring) for ``0 < p < 1``."""

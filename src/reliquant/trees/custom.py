@@ -25,9 +25,8 @@ from reliquant.core.custom import CaseError, CaseResult, label_values
 from reliquant.core.io import frame_to_markdown, table_file_columns
 from reliquant.core.plotting import PALETTE, apply_style
 from reliquant.trees.anytime import robustness_batch, warm_up
-from reliquant.trees.model_files import load_model
 from reliquant.trees.noise import Gaussian
-from reliquant.trees.structure import extract_ensemble
+from reliquant.trees.readers import extract_ensemble, load_model
 
 __all__ = ["case_columns", "check_model", "check_models", "run_case"]
 
@@ -43,7 +42,7 @@ def case_columns(samples: pd.DataFrame, case: Mapping[str, Any]) -> list[str]:
 def check_model(case: Mapping[str, Any], root: str | os.PathLike = ".") -> list[str]:
     """Problems of the model file of one ``trees`` case that passed
     :func:`reliquant.core.custom.check_cases`, found by reading it (paths relative to
-    ``root``): a file :func:`reliquant.trees.model_files.load_model` refuses (not a model of
+    ``root``): a file :func:`reliquant.trees.readers.model_files.load_model` refuses (not a model of
     its suffix's library, untrusted skops types), a model
     :func:`reliquant.trees.extract_ensemble` does not support, or a feature count other than
     the case's feature columns (``columns``, else every column of ``samples``). Each line
@@ -97,7 +96,7 @@ def run_case(model: Any, samples: pd.DataFrame, *, case: Mapping[str, Any]) -> C
     """Robustness of every sample of one ``trees`` case (module docstring).
 
     ``model``: a fitted classifier :func:`reliquant.trees.extract_ensemble` reads (e.g. from
-    :func:`reliquant.trees.model_files.load_model`); ``case``: the case's config entry
+    :func:`reliquant.trees.readers.model_files.load_model`); ``case``: the case's config entry
     (``noise.variance``, ``time_budget``, optional ``columns``, ``seed`` (default 0),
     ``confidence`` (0.95), ``max_boxes`` with ``max_draws``). One row per sample: ``row``
     (its position in ``samples``), ``label`` = f(x) and the fields of

@@ -43,6 +43,13 @@ import numpy as np
 from reliquant.trees.leaf_tables import LeafTables
 from reliquant.trees.structure import TreeEnsemble
 
+__all__ = [
+    "EngineResult",
+    "PendingBoxes",
+    "exact_robustness",
+    "root_box",
+]
+
 
 @dataclass(frozen=True)
 class EngineResult:
@@ -91,7 +98,14 @@ class PendingBoxes:
     root_hi: np.ndarray
 
 
-def _root_box(ens: TreeEnsemble, noise, tol: float) -> tuple[np.ndarray, np.ndarray]:
+def root_box(ens: TreeEnsemble, noise, tol: float) -> tuple[np.ndarray, np.ndarray]:
+    """The engine's root box ``(lo, hi)``: a box holding all but ``tol / 2`` of the mass of
+    ``noise`` (its ``bounding_box(1 - tol / 2, "union")``), each edge widened to the nearest
+    effective split boundary of ``ens`` beyond it, so that no tree path changes between the
+    box and its edges (``-inf`` / ``inf`` where no boundary lies beyond). ``tol <= 0``: the
+    whole space. The exact engine bounds the mass outside it as error; the anytime method
+    (:mod:`reliquant.trees.anytime`) draws its plain samples inside it.
+    """
     d = ens.n_features
     if tol <= 0:
         return np.full(d, -np.inf), np.full(d, np.inf)
@@ -144,7 +158,7 @@ def exact_robustness(
         raise ValueError(f"mu has {mu.shape[0]} features; the model has {ensemble.n_features}")
     y = int(ensemble.predict_index(mu)[0])
     d = ensemble.n_features
-    root_lo, root_hi = _root_box(ensemble, noise, tol)
+    root_lo, root_hi = root_box(ensemble, noise, tol)
     independent = bool(getattr(noise, "independent", False))
 
     # outside mass of the root box

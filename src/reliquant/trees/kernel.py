@@ -30,7 +30,9 @@ Random numbers: SplitMix64 (Steele, Lea & Flood 2014) per chunk of draws, each c
 by hashing ``(seed, chunk index)``, so results do not depend on the number of threads.
 
 Public API: :func:`count_agree` (parallel over chunks), :func:`sample_bins`,
-:func:`labels_of_bins`, :func:`bins_of`, :func:`chunk_seeds`.
+:func:`labels_of_bins`, :func:`bins_of`, :func:`chunk_seeds`, and the profiling hook
+:func:`profile_draws` (one chunk on the calling thread, whole kernel or its first step alone:
+where a draw's time goes; ``bench/trees_anytime.py`` uses it).
 """
 
 from __future__ import annotations
@@ -39,6 +41,17 @@ import numpy as np
 from numba import njit, prange
 
 from reliquant.trees.plan import Plan
+
+__all__ = [
+    "BLOCK",
+    "LINEAR_MAX",
+    "bins_of",
+    "chunk_seeds",
+    "count_agree",
+    "labels_of_bins",
+    "profile_draws",
+    "sample_bins",
+]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _LOW32 = np.int64(0xFFFFFFFF)
@@ -444,3 +457,35 @@ def bins_of(plan: Plan, X: np.ndarray) -> np.ndarray:
     ``x <= c`` goes left at cut ``c``, so the bin is the number of cuts strictly below x.
     """
     return _bins_of(plan, np.ascontiguousarray(X, dtype=np.float64))
+
+
+@njit(cache=True)
+def _bins_only(p, state0, n):
+    """The kernel's first step alone: bins of ``n`` plain draws of independent noise, block by
+    block (a checksum of the bins is returned so that nothing is optimised away)."""
+    state = np.empty(1, dtype=np.uint64)
+    state[0] = state0
+    bins = np.zeros((p.off.shape[0] - 1, BLOCK), dtype=np.int16)
+    acc = 0
+    for _ in range(0, n, BLOCK):
+        _independent_bins(p, state, bins, BLOCK)
+        acc += bins[0, 0]
+    return acc
+
+
+def profile_draws(plan: Plan, state0: int, n: int, *, bins_only: bool = False) -> int:
+    """Profiling hook: ``n`` draws of the kernel on the calling thread, from the random stream
+    that starts at state ``state0`` (e.g. an entry of :func:`chunk_seeds`), in blocks of
+    ``BLOCK``; time a call to see where a draw's time goes.
+
+    ``bins_only=False``: the whole kernel (bins, strata, trees, label) of one chunk, as each
+    thread of :func:`count_agree` runs it; returns how many draws keep ``plan.y``.
+    ``bins_only=True``: its first step alone, the bins of the in-play features of plain draws
+    (independent noise only; a ``ValueError`` for a correlated plan); returns a checksum.
+    The first call with a new plan type compiles (numba, cached on disk): warm up before
+    timing."""
+    if not bins_only:
+        return int(_chunk(plan, np.uint64(state0), int(n)))
+    if plan.correlated:
+        raise ValueError("profile_draws(bins_only=True) times independent noise only")
+    return int(_bins_only(plan, np.uint64(state0), int(n)))

@@ -14,6 +14,14 @@ import numpy as np
 
 from reliquant.trees.structure import TreeEnsemble
 
+__all__ = [
+    "LINK64_EPS",
+    "LeafTables",
+    "MARGIN_LINK_EPS",
+    "link_eps",
+    "score_unit_and_base",
+]
+
 MARGIN_LINK_EPS = 1e-6  # score gap below which an XGBoost box is labelled leaf by leaf
 # the same for LightGBM's float64 sigmoid / softmax, which follow the margin's sign / argmax
 # except within about 2e-16 of a tie (structure.sigmoid64_label, softmax64_label)

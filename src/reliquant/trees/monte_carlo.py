@@ -26,6 +26,14 @@ from scipy import special
 
 from reliquant.trees.structure import TreeEnsemble
 
+__all__ = [
+    "MonteCarloResult",
+    "clopper_pearson",
+    "compiled_monte_carlo",
+    "kernel_threads",
+    "monte_carlo_robustness",
+]
+
 
 @dataclass(frozen=True)
 class MonteCarloResult:

@@ -11,7 +11,7 @@ number of features and return a noise model of :mod:`reliquant.trees.box_mass` c
 * ``Norta(marginals, correlation)``: paper 002 §3.2, x'_i = F_i^{-1}(Phi(z_i)) with
   z ~ N(0, correlation) (the *normal* correlation; map Spearman's rho with
   :func:`reliquant.trees.norta.spearman_to_normal_corr`). Each marginal is located at ``x_i``:
-  an object with ``at(x_i)`` (e.g. :class:`reliquant.trees.data.MarginalSpec`), a callable
+  an object with ``at(x_i)`` (e.g. :class:`reliquant.trees.reproduction.data.MarginalSpec`), a callable
   ``x_i -> distribution``, or a distribution already located (``cdf``/``sf``/``ppf``/``isf``).
 
 :func:`normal_scores` and :func:`normal_correlation` give the samplers the common view of
@@ -32,6 +32,16 @@ from scipy import special
 
 from reliquant.trees.box_mass import CorrelatedNormal, IndependentNormal, NortaNoise
 from reliquant.trees.norta import to_normal_scores
+
+__all__ = [
+    "Gaussian",
+    "Norta",
+    "PartlyFixed",
+    "fixed_features",
+    "normal_cdf",
+    "normal_correlation",
+    "normal_scores",
+]
 
 
 def _check_x(x: np.ndarray, n_features: int | None) -> np.ndarray:

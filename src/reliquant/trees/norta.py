@@ -21,6 +21,18 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
+__all__ = [
+    "ChiSquareMarginal",
+    "ExponentialMarginal",
+    "LognormalMarginal",
+    "Marginal",
+    "NormalMarginal",
+    "check_correlation",
+    "from_normal_scores",
+    "spearman_to_normal_corr",
+    "to_normal_scores",
+]
+
 
 class Marginal:
     """Base class: a continuous 1-D distribution with cdf/sf/ppf/isf and a normal-score map."""

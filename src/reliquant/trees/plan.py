@@ -35,6 +35,16 @@ from reliquant.trees.leaf_tables import link_eps, score_unit_and_base
 from reliquant.trees.noise import fixed_features, normal_cdf, normal_correlation, normal_scores
 from reliquant.trees.structure import TreeEnsemble
 
+__all__ = [
+    "LEAF_CUT",
+    "LINK_CODES",
+    "MAX_CUTS",
+    "Plan",
+    "U53",
+    "bin_ranges",
+    "build_plan",
+]
+
 LINK_CODES = {"argmax": 0, "sigmoid32": 1, "softmax32": 2, "ge0": 3, "sigmoid64": 4, "softmax64": 5}
 MAX_CUTS = 32_000  # bins are stored as int16
 LEAF_CUT = 32_767  # a leaf's cut: every bin is <= it

@@ -43,9 +43,10 @@ says > 0, i.e. ``"argmax"`` of ``(0, margin)``), ``"sigmoid64"`` (LightGBM binar
 wherever the rounding can matter (:func:`sigmoid64_label`, :func:`softmax64_label`).
 
 Public API: :class:`Tree`, :class:`TreeEnsemble` (``predict``, ``predict_index``,
-``scores``, ``leaf_indices``, ``label_from_leaves``, ``thresholds``), :func:`extract_ensemble`,
+``scores``, ``leaf_indices``, ``label_from_leaves``, ``thresholds``),
 :func:`effective_boundary`, :func:`label_from_scores`, :func:`sigmoid32`, :func:`softmax32`,
-:func:`sigmoid64_label`, :func:`softmax64_label`.
+:func:`sigmoid64_label`, :func:`softmax64_label`. Fitted models are read into a
+:class:`TreeEnsemble` by :func:`reliquant.trees.readers.extract_ensemble`.
 """
 
 from __future__ import annotations
@@ -54,6 +55,22 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
+
+__all__ = [
+    "AGGREGATIONS",
+    "LGBM_ZERO",
+    "LINKS",
+    "NEAR_TIE64",
+    "RULES",
+    "Tree",
+    "TreeEnsemble",
+    "effective_boundary",
+    "label_from_scores",
+    "sigmoid32",
+    "sigmoid64_label",
+    "softmax32",
+    "softmax64_label",
+]
 
 RULES = ("le32", "lt32", "le64", "le64z")
 AGGREGATIONS = ("mean_proba", "margin", "margin64")
@@ -258,6 +275,9 @@ class TreeEnsemble:
     source: a short description of the model it came from.
     link: how scores become a label, one of ``LINKS`` (module docstring).
     link_scale: the factor of the margin inside ``"sigmoid64"`` (LightGBM's ``sigmoid``).
+    feature_names: the names of the features, in the model's order, when the model knows
+        them (fitted on a DataFrame); ``None`` otherwise. :func:`reliquant.trees.robustness`
+        matches named inputs (a pandas Series or DataFrame) to them by name.
     """
 
     trees: tuple[Tree, ...]
@@ -271,6 +291,7 @@ class TreeEnsemble:
     source: str = ""
     link: str = "argmax"
     link_scale: float = 1.0
+    feature_names: tuple[str, ...] | None = None
     _leaf_values: np.ndarray = field(default=None, repr=False, compare=False)
     _thresholds: tuple = field(default=None, repr=False, compare=False)
 
@@ -281,6 +302,13 @@ class TreeEnsemble:
             raise ValueError(f"aggregation must be one of {AGGREGATIONS}; got {self.aggregation!r}")
         if self.link not in LINKS:
             raise ValueError(f"link must be one of {LINKS}; got {self.link!r}")
+        if self.feature_names is not None:
+            names = tuple(str(n) for n in self.feature_names)
+            if len(names) != self.n_features or len(set(names)) != len(names):
+                raise ValueError(
+                    f"feature_names must be {self.n_features} distinct names; got {list(names)}"
+                )
+            object.__setattr__(self, "feature_names", names)
         fixed = []
         for tree in self.trees:
             if tree.boundary is None:
@@ -424,18 +452,3 @@ class TreeEnsemble:
     def n_grid_boxes(self) -> int:
         """Number of boxes of the full grid, eq. (3): prod_i (|tau_i| + 1)."""
         return math.prod(len(t) + 1 for t in self.thresholds())
-
-
-def extract_ensemble(model) -> TreeEnsemble:
-    """Read a fitted model into a :class:`TreeEnsemble` (see :mod:`reliquant.trees.extract`).
-
-    Supports scikit-learn ``DecisionTreeClassifier``, ``ExtraTreeClassifier``,
-    ``RandomForestClassifier``, ``ExtraTreesClassifier``, ``HistGradientBoostingClassifier``,
-    ``GradientBoostingClassifier``, XGBoost ``XGBClassifier`` / ``Booster`` (binary:logistic,
-    multi:softprob, multi:softmax) and LightGBM ``LGBMClassifier`` / ``Booster`` (binary,
-    multiclass); anything else (regressors, multi-output models, pipelines, categorical
-    splits) raises a ``ValueError`` that says what is supported.
-    """
-    from reliquant.trees.extract import extract_model
-
-    return extract_model(model)

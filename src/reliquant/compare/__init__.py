@@ -1,0 +1,76 @@
+"""Which score should a user trust? Every reliability score on the same predictions (issue 23).
+
+A cross-paper package: it uses the public APIs of :mod:`reliquant.trees`, :mod:`reliquant.nbc`
+and :mod:`reliquant.mlm`; they never import it. Numpy in, numpy out; every score is oriented
+so that higher = more reliable.
+
+Modules
+-------
+rejection           accuracy-rejection curves and AU-ARC, ties averaged in closed form
+comparison          several scores on the same predictions: AU-ARC with bootstrap intervals,
+                    paired differences against the best score (same resamples)
+probability_scores  scores from any classifier's probabilities: maximum probability, negative
+                    entropy, margin, log-ratio (arXiv 2603.23318), centroid proximity (MLM)
+robustness_scores   robustness scores: tree ensembles (trees.robustness_batch), Naive Bayes
+                    (eps_glob, eps_loc), black-box Monte Carlo with Clopper-Pearson intervals
+hybrid              one RQ and one UQ score, rank-normalised, combined by a logistic regression
+                    fitted on a validation split; weights and held-out AU-ARC
+"""
+
+from reliquant.compare.comparison import COMPARISON_COLUMNS, bootstrap_auarc, compare_scores
+from reliquant.compare.hybrid import (
+    HybridScore,
+    RankTransform,
+    evaluate_hybrid,
+    fit_hybrid,
+    fit_rank_transform,
+)
+from reliquant.compare.probability_scores import (
+    PROBABILITY_SCORES,
+    centroid_proximity,
+    check_probabilities,
+    fit_centroids,
+    log_ratio,
+    margin,
+    max_probability,
+    negative_entropy,
+    probability_scores,
+)
+from reliquant.compare.rejection import accuracy_rejection_curve, auarc, expected_kept_correct
+from reliquant.compare.robustness_scores import (
+    MonteCarloScores,
+    black_box_robustness,
+    black_box_throughput,
+    clopper_pearson_interval,
+    nbc_robustness,
+    tree_robustness,
+)
+
+__all__ = [
+    "COMPARISON_COLUMNS",
+    "PROBABILITY_SCORES",
+    "HybridScore",
+    "MonteCarloScores",
+    "RankTransform",
+    "accuracy_rejection_curve",
+    "auarc",
+    "black_box_robustness",
+    "black_box_throughput",
+    "bootstrap_auarc",
+    "centroid_proximity",
+    "check_probabilities",
+    "clopper_pearson_interval",
+    "compare_scores",
+    "evaluate_hybrid",
+    "expected_kept_correct",
+    "fit_centroids",
+    "fit_hybrid",
+    "fit_rank_transform",
+    "log_ratio",
+    "margin",
+    "max_probability",
+    "negative_entropy",
+    "nbc_robustness",
+    "probability_scores",
+    "tree_robustness",
+]

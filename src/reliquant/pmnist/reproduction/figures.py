@@ -1,0 +1,149 @@
+"""Figures of Perturbed MNIST: sample grids (Figure 6 style) and intensity per level.
+
+matplotlib is imported inside the plotting functions, so the rest of the package does not
+need it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+
+from reliquant.pmnist.registry import N_LEVELS
+from reliquant.pmnist.reproduction.partitions import CLEAN, iter_partition_batches, read_images
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = [
+    "grid_examples",
+    "plot_mean_intensity",
+    "plot_sample_grid",
+    "read_grid_cells",
+]
+
+
+def grid_examples(clean_path: str | os.PathLike, example: int = 0) -> dict[int, int]:
+    """``{class: test_index}``: the ``example``-th image of each class in the clean partition."""
+    labels, idx = [], []
+    for _, lab, ti, _ in iter_partition_batches(clean_path):
+        labels.append(lab)
+        idx.append(ti)
+    lab = np.concatenate(labels)
+    ti = np.concatenate(idx)
+    out = {}
+    for c in np.unique(lab):
+        members = ti[lab == c]
+        if example >= members.size:
+            raise ValueError(
+                f"pmnist.grid.example = {example} but class {c} has only {members.size} images"
+            )
+        out[int(c)] = int(members[example])
+    return out
+
+
+def read_grid_cells(
+    paths: Iterable[str | os.PathLike], test_indices: Iterable[int]
+) -> dict[tuple[str, int, int], np.ndarray]:
+    """``{(corruption, level, test_index): image}`` of the given digits in every partition.
+
+    The corruption is the file name without ``.parquet`` (``clean`` for level 0), as the
+    workflow names its partitions.
+    """
+    wanted = list(test_indices)
+    cells: dict[tuple[str, int, int], np.ndarray] = {}
+    for path in paths:
+        name = Path(path).stem
+        for (level, test_index), img in read_images(path, wanted).items():
+            cells[(name, level, test_index)] = img
+    return cells
+
+
+def plot_sample_grid(
+    cells: Mapping[tuple[str, int, int], np.ndarray],
+    corruptions: list[str],
+    test_index: int,
+    title: str = "",
+) -> Figure:
+    """Grid of one digit: rows = corruptions, columns = levels 0 (clean) .. 10 (Figure 6 style).
+
+    ``cells[(name, level, test_index)]`` holds the images (clean under ``("clean", 0, i)``).
+    """
+    import matplotlib.pyplot as plt
+
+    from reliquant.core.plotting import apply_style
+
+    apply_style()
+    n_rows, n_cols = len(corruptions), N_LEVELS + 1
+    fig, axes = plt.subplots(n_rows, n_cols, figsize=(n_cols * 0.75, n_rows * 0.8), squeeze=False)
+    clean = cells[(CLEAN, 0, test_index)]
+    for r, name in enumerate(corruptions):
+        for level in range(n_cols):
+            ax = axes[r, level]
+            img = clean if level == 0 else cells[(name, level, test_index)]
+            ax.imshow(img, cmap="gray", vmin=0, vmax=255, interpolation="nearest")
+            ax.set_xticks([])
+            ax.set_yticks([])
+            ax.grid(False)
+            for side in ax.spines.values():
+                side.set_visible(False)
+            if r == 0:
+                ax.set_title(str(level), fontsize=8)
+            if level == 0:
+                ax.set_ylabel(
+                    name.replace("_", " "), rotation=0, ha="right", va="center", fontsize=8
+                )
+    if title:
+        fig.suptitle(f"{title}; columns: level 0 (clean) to 10", fontsize=9)
+    fig.subplots_adjust(wspace=0.05, hspace=0.05)
+    return fig
+
+
+def plot_mean_intensity(frame: pd.DataFrame) -> Figure:
+    """Mean pixel intensity (0..255) and fraction of white pixels against level.
+
+    One line per corruption of ``frame`` (rows of :data:`~reliquant.pmnist.reproduction.partitions.SUMMARY_SCHEMA`);
+    level 0 is the clean set.
+    """
+    import matplotlib.pyplot as plt
+
+    from reliquant.core.plotting import PALETTE, apply_style
+
+    apply_style()
+    clean = frame.loc[frame["corruption"] == CLEAN, "mean_intensity"]
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10, 4))
+    names = [c for c in frame["corruption"].unique() if c != CLEAN]
+    styles = ["-", "--", ":"]
+    for i, name in enumerate(names):
+        sub = frame[frame["corruption"] == name].sort_values("level")
+        lv = [0, *sub["level"].tolist()]
+        mi = [float(clean.iloc[0]) if len(clean) else np.nan, *sub["mean_intensity"].tolist()]
+        kw = {
+            "color": PALETTE[i % len(PALETTE)],
+            "ls": styles[i // len(PALETTE)],
+            "marker": "o",
+            "ms": 3,
+        }
+        ax.plot(lv, mi, label=name.replace("_", " "), **kw)
+        fw = [
+            float(frame.loc[frame["corruption"] == CLEAN, "frac_white"].iloc[0])
+            if len(clean)
+            else np.nan,
+            *sub["frac_white"].tolist(),
+        ]
+        ax2.plot(lv, fw, **kw)
+    ax.set_xlabel("level (0 = clean)")
+    ax.set_ylabel("mean pixel value (0-255)")
+    ax.set_xticks(range(N_LEVELS + 1))
+    ax2.set_xlabel("level (0 = clean)")
+    ax2.set_ylabel("fraction of white (255) pixels")
+    ax2.set_xticks(range(N_LEVELS + 1))
+    ax.legend(ncol=2, loc="best")
+    fig.suptitle("Perturbed MNIST: what each level does to the pixels")
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,134 @@
+"""Robustness scores: black-box Monte Carlo against the exact tree engine, trees and NBC
+wrappers against their packages, the batching's independence, bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+from sklearn.datasets import load_iris
+from sklearn.ensemble import RandomForestClassifier
+
+from reliquant.compare import (
+    black_box_robustness,
+    black_box_throughput,
+    clopper_pearson_interval,
+    nbc_robustness,
+    tree_robustness,
+)
+from reliquant.nbc import fit_table
+from reliquant.nbc import robustness as nbc_reference
+from reliquant.trees import Gaussian, exact_robustness, extract_ensemble
+
+VARIANCE = 0.1
+
+
+@pytest.fixture(scope="module")
+def forest() -> tuple[RandomForestClassifier, np.ndarray]:
+    """The Table 2-like setting: 5 trees of depth 3 on Iris."""
+    X, y = load_iris(return_X_y=True)
+    rf = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+    return rf, X[::25]  # 6 samples across the three classes
+
+
+def exact(rf, X: np.ndarray) -> np.ndarray:
+    ens = extract_ensemble(rf)
+    return np.array(
+        [exact_robustness(ens, Gaussian(VARIANCE).bind(x, 4), x, tol=0).robustness for x in X]
+    )
+
+
+def test_black_box_agrees_with_exact_engine(forest) -> None:
+    rf, X = forest
+    ref = exact(rf, X)
+    assert ref.min() < 0.9  # not a trivial all-robust case
+    res = black_box_robustness(rf.predict, X, VARIANCE, n_draws=20_000, seed=1, confidence=0.999)
+    assert (res.ci_low <= ref).all() and (ref <= res.ci_high).all(), (res.to_frame(), ref)
+    np.testing.assert_array_equal(res.label, rf.predict(X))
+    assert res.n_evaluated == 6 * 20_000
+    assert np.abs(res.estimate - ref).max() < 0.02
+    # the tree package's own estimate (certified, then sampled; deterministic mode) agrees too
+    det = {"max_boxes": 100_000, "max_draws": 20_000}
+    est = tree_robustness(rf, X, Gaussian(VARIANCE), seed=0, **det)
+    np.testing.assert_allclose(est, ref, atol=1e-6)
+    frame = tree_robustness(rf, X[:2], Gaussian(VARIANCE), time_budget=0.2, return_frame=True)
+    assert {"estimate", "ci_low", "ci_high", "label"} <= set(frame.columns)
+
+
+def test_independent_of_batching_and_common_noise(forest) -> None:
+    rf, X = forest
+    a = black_box_robustness(rf.predict, X, VARIANCE, n_draws=500, seed=3, batch_rows=64)
+    b = black_box_robustness(rf.predict, X, VARIANCE, n_draws=500, seed=3, batch_rows=10_000)
+    np.testing.assert_array_equal(a.n_agree, b.n_agree)
+    other = X.copy()
+    other[0] = X[-1]  # another first sample: the others' draws do not change
+    c = black_box_robustness(rf.predict, other, VARIANCE, n_draws=500, seed=3, batch_rows=700)
+    np.testing.assert_array_equal(a.n_agree[1:], c.n_agree[1:])
+    d = black_box_robustness(rf.predict, X, VARIANCE, n_draws=500, seed=3, common_noise=True)
+    e = black_box_robustness(
+        rf.predict, X, VARIANCE, n_draws=500, seed=3, common_noise=True, batch_rows=77
+    )
+    np.testing.assert_array_equal(d.n_agree, e.n_agree)
+    zero = black_box_robustness(rf.predict, X, 0.0, n_draws=10)
+    assert (zero.estimate == 1).all()
+    clipped = black_box_robustness(rf.predict, X, 100.0, n_draws=50, clip=(4.0, 4.5))
+    assert (clipped.estimate >= 0).all()
+    speed = black_box_throughput(rf.predict, X, VARIANCE, n_draws=100)
+    assert speed["noisy_inputs"] == 600 and speed["inputs_per_second"] > 0
+
+
+def test_clopper_pearson_matches_scipy() -> None:
+    k, n = np.array([0, 3, 10, 10]), np.array([10, 10, 10, 40])
+    lo, hi = clopper_pearson_interval(k, n, 0.9)
+    for i in range(4):
+        ci = stats.binomtest(int(k[i]), int(n[i])).proportion_ci(0.9, method="exact")
+        assert lo[i] == pytest.approx(ci.low) and hi[i] == pytest.approx(ci.high)
+
+
+def test_black_box_bad_input(forest) -> None:
+    rf, X = forest
+    with pytest.raises(ValueError, match="variance must be finite and >= 0"):
+        black_box_robustness(rf.predict, X, -1.0)
+    with pytest.raises(ValueError, match="does not broadcast"):
+        black_box_robustness(rf.predict, X, np.ones(3))
+    with pytest.raises(ValueError, match="n_draws must be an integer >= 1"):
+        black_box_robustness(rf.predict, X, 0.1, n_draws=0)
+    with pytest.raises(ValueError, match="predict must return one label per row"):
+        black_box_robustness(rf.predict_proba, X, 0.1)
+    with pytest.raises(ValueError, match="X must be finite"):
+        black_box_robustness(rf.predict, np.full((2, 4), np.nan), 0.1)
+
+
+def test_nbc_robustness_matches_the_package() -> None:
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.integers(0, 3, 120), "b": rng.integers(0, 2, 120)})
+    frame["y"] = (frame["a"] + rng.integers(0, 2, 120)) % 3
+    fitted = fit_table(frame, "y", alpha=1.0)
+    X = frame.drop(columns="y")
+    out = nbc_robustness(fitted, X)
+    ref = nbc_reference(fitted, X)
+    np.testing.assert_array_equal(out["prediction"], ref["prediction"].to_numpy())
+    np.testing.assert_allclose(out["eps_glob"], ref["eps_glob"])
+    np.testing.assert_allclose(out["eps_loc"], ref["eps_loc"])
+
+
+def test_black_box_on_the_mlm_cnn_images() -> None:
+    torch = pytest.importorskip("torch")
+    from reliquant.mlm import build_cnn, predict_softmax
+
+    torch.manual_seed(0)
+    cnn = build_cnn()
+
+    def predict(batch: np.ndarray) -> np.ndarray:
+        pre = lambda b: torch.from_numpy(b).mul(2).sub(1).unsqueeze(1)  # noqa: E731
+        return predict_softmax(cnn, batch, batch_size=256, preprocess=pre).argmax(1)
+
+    images = np.random.default_rng(0).random((3, 28, 28), dtype=np.float32)
+    res = black_box_robustness(predict, images, 0.01, n_draws=100, clip=(0.0, 1.0), batch_rows=128)
+    assert (
+        res.estimate.shape == (3,)
+        and ((res.ci_low <= res.estimate) & (res.estimate <= res.ci_high)).all()
+    )
+    again = black_box_robustness(predict, images, 0.01, n_draws=100, clip=(0.0, 1.0))
+    np.testing.assert_array_equal(res.n_agree, again.n_agree)

@@ -1,0 +1,167 @@
+"""The library-code digest (reliquant.core.codedigest): comments, docstrings and formatting do
+not change it, any change to what runs does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from reliquant.core.codedigest import (
+    DIGEST_LENGTH,
+    library_digest,
+    normalized_source,
+    source_digest,
+)
+
+ORIGINAL = '''"""A module docstring."""
+
+import math
+
+# a comment
+SCALE = 2.0
+UNIT = "cm"
+
+
+class Box:
+    """A class docstring."""
+
+    def area(self, side: float) -> float:
+        """A method docstring."""
+        return side * side * SCALE
+
+
+async def fetch(x):
+    "An async docstring."
+    return x
+
+
+def radius(area: float) -> float:
+    """A function docstring."""
+    return math.sqrt(area / math.pi)  # a trailing comment
+'''
+
+#: Edits that change nothing that runs.
+SAME = {
+    "comment edited": ORIGINAL.replace("# a comment", "# another comment, longer"),
+    "comment added": ORIGINAL.replace("SCALE = 2.0", "# new\nSCALE = 2.0  # two"),
+    "module docstring": ORIGINAL.replace("A module docstring.", "Reworded, with\nnew lines."),
+    "class docstring removed": ORIGINAL.replace('    """A class docstring."""\n', ""),
+    "method docstring": ORIGINAL.replace("A method docstring.", "Other words."),
+    "async docstring": ORIGINAL.replace('"An async docstring."', "'''Another.'''"),
+    "async docstring removed": ORIGINAL.replace('    "An async docstring."\n', ""),
+    "blank lines": ORIGINAL.replace("\n\n\n", "\n\n\n\n\n"),
+    "line breaks and parentheses": ORIGINAL.replace(
+        "return side * side * SCALE",
+        "return (\n            side * side\n            * SCALE\n        )",
+    ),
+    "quotes": ORIGINAL.replace('UNIT = "cm"', "UNIT = 'cm'"),
+    "implicit concatenation": ORIGINAL.replace('UNIT = "cm"', 'UNIT = "c" "m"'),
+    "spacing": ORIGINAL.replace("side * side", "side*side").replace(
+        "area / math.pi", "area/math.pi"
+    ),
+}
+
+#: Edits that change what runs.
+DIFFERENT = {
+    "constant": ORIGINAL.replace("SCALE = 2.0", "SCALE = 3.0"),
+    "operator": ORIGINAL.replace("area / math.pi", "area * math.pi"),
+    "name": ORIGINAL.replace("def radius", "def radius_of"),
+    "annotation": ORIGINAL.replace("side: float", "side: int"),
+    "string value": ORIGINAL.replace('UNIT = "cm"', 'UNIT = "mm"'),
+    "statement added": ORIGINAL.replace("return x", "x += 1\n    return x"),
+    "docstring turned into code": ORIGINAL.replace(
+        '"""A method docstring."""', 'print("A method docstring.")'
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SAME))
+def test_comments_docstrings_and_formatting_do_not_count(name):
+    edited = SAME[name]
+    assert edited != ORIGINAL
+    assert normalized_source(edited) == normalized_source(ORIGINAL)
+
+
+@pytest.mark.parametrize("name", sorted(DIFFERENT))
+def test_a_code_change_counts(name):
+    edited = DIFFERENT[name]
+    assert edited != ORIGINAL
+    assert normalized_source(edited) != normalized_source(ORIGINAL)
+
+
+def test_a_string_statement_after_the_first_is_code():
+    """Only the first statement is a docstring; a later bare string is kept (it is code)."""
+    one = 'def f():\n    """doc"""\n    "not a docstring"\n    return 1\n'
+    other = 'def f():\n    """doc"""\n    "something else"\n    return 1\n'
+    assert normalized_source(one) != normalized_source(other)
+
+
+def test_a_source_that_does_not_parse_names_its_file():
+    with pytest.raises(SyntaxError) as info:
+        normalized_source("def f(:\n", filename="broken.py")
+    assert info.value.filename == "broken.py"
+
+
+def _tree(root: Path, files: dict[str, str | bytes]) -> list[Path]:
+    paths = []
+    for name, content in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content)
+        paths.append(path)
+    return paths
+
+
+def test_source_digest_follows_code_paths_and_bytes(tmp_path):
+    a = _tree(tmp_path / "a", {"pkg/m.py": ORIGINAL, "pkg/data.json": b'{"k": 1}'})
+    b = _tree(tmp_path / "b", {"pkg/m.py": SAME["comment edited"], "pkg/data.json": b'{"k": 1}'})
+    c = _tree(tmp_path / "c", {"pkg/m.py": DIFFERENT["constant"], "pkg/data.json": b'{"k": 1}'})
+    d = _tree(tmp_path / "d", {"pkg/m.py": ORIGINAL, "pkg/data.json": b'{"k":1}'})
+    e = _tree(tmp_path / "e", {"pkg/n.py": ORIGINAL, "pkg/data.json": b'{"k": 1}'})
+    digest = source_digest(a, tmp_path / "a")
+    assert len(digest) == DIGEST_LENGTH
+    assert int(digest, 16) >= 0
+    assert source_digest(reversed(a), tmp_path / "a") == digest  # order given does not matter
+    assert source_digest(b, tmp_path / "b") == digest  # a comment
+    assert source_digest(c, tmp_path / "c") != digest  # code
+    assert source_digest(d, tmp_path / "d") != digest  # a non-Python file counts by its bytes
+    assert source_digest(e, tmp_path / "e") != digest  # a renamed module
+    assert len(source_digest(a, tmp_path / "a", length=64)) == 64
+
+
+def test_library_digest_covers_only_the_named_packages(tmp_path):
+    _tree(
+        tmp_path,
+        {"core/io.py": ORIGINAL, "core/sub/x.py": "X = 1\n", "nbc/m.py": "Y = 1\n"},
+    )
+    base = library_digest(tmp_path, ["core"])
+    with_nbc = library_digest(tmp_path, ["core", "nbc"])
+    assert base != with_nbc
+    (tmp_path / "nbc" / "m.py").write_text("Y = 2\n")
+    assert library_digest(tmp_path, ["core"]) == base
+    assert library_digest(tmp_path, ["core", "nbc"]) != with_nbc
+    (tmp_path / "core" / "sub" / "x.py").write_text('"""Now documented."""\n\nX = 1  # one\n')
+    assert library_digest(tmp_path, ["core"]) == base  # subpackages count, their docs do not
+    (tmp_path / "core" / "sub" / "x.py").write_text("X = 2\n")
+    assert library_digest(tmp_path, ["core"]) != base
+
+
+def test_the_library_digest_ignores_a_comment_in_the_real_sources(tmp_path):
+    """The installed library's own files parse, and a comment in one of them counts for nothing."""
+    import shutil
+
+    import reliquant
+
+    root = Path(reliquant.__file__).parent
+    copy = tmp_path / "reliquant"
+    shutil.copytree(root / "core", copy / "core", ignore=shutil.ignore_patterns("__pycache__"))
+    before = library_digest(copy, ["core"])
+    io = copy / "core" / "io.py"
+    io.write_text(io.read_text() + "\n# a comment at the end\n")
+    assert library_digest(copy, ["core"]) == before
+    io.write_text(io.read_text() + "\nEXTRA = 1\n")
+    assert library_digest(copy, ["core"]) != before

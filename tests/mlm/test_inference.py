@@ -1,0 +1,238 @@
+"""Tests of reliquant.mlm.inference: batching invariance, agreement with a direct forward, devices."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from reliquant.mlm import cnn, inference
+
+
+@pytest.fixture(scope="module")
+def model():
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(11)
+        return cnn.build_cnn().eval()
+
+
+@pytest.fixture(scope="module")
+def images():
+    rng = np.random.default_rng(0)
+    # random pixels plus a few blank and saturated images
+    x = rng.integers(0, 256, (600, 28, 28), dtype=np.uint8)
+    x[:5] = 0
+    x[5:10] = 255
+    return x
+
+
+def test_batch_sizes_1_and_512_agree(model, images):
+    p1 = inference.predict_softmax(model, images[:40], batch_size=1, device="cpu")
+    p512 = inference.predict_softmax(model, images, batch_size=512, device="cpu")
+    assert p1.dtype == np.float32 and p1.shape == (40, 10)
+    np.testing.assert_array_equal(p1, p512[:40])  # bit-equal: every pass is padded
+    np.testing.assert_allclose(p512.sum(1), 1.0, rtol=1e-5)
+
+
+@pytest.mark.parametrize("channels_last", [True, False])
+def test_scores_do_not_depend_on_batch_size(model, images, channels_last):
+    """mlm.infer.batch_size is a speed setting (not a rule param): the scores are bit-equal
+    whatever it is, short last batches (600 = 2 x 299 + 2) and tiny batches included."""
+    with torch.random.fork_rng(devices=[]):
+        torch.set_num_threads(1)
+        ref = inference.predict_softmax(
+            model, images, batch_size=512, device="cpu", channels_last=channels_last
+        )
+        for batch_size in (2, 64, 299, 2048):
+            got = inference.predict_softmax(
+                model, images, batch_size=batch_size, device="cpu", channels_last=channels_last
+            )
+            np.testing.assert_array_equal(got, ref, err_msg=f"batch_size={batch_size}")
+        for n in (1, 2, 3):  # a batch of n images is padded, not scored by other kernels
+            got = inference.predict_softmax(
+                model, images[:n], batch_size=512, device="cpu", channels_last=channels_last
+            )
+            np.testing.assert_array_equal(got, ref[:n], err_msg=f"{n} image(s)")
+
+
+def test_forward_rows_pad_to_a_multiple_of_eight():
+    """Every pass has a multiple of 8 rows: with MKL's COMPATIBLE branch (pinned by
+    reliquant.mlm.determinism) row counts that are not multiples of 4 round differently."""
+    assert inference.FORWARD_ROW_MULTIPLE == 8
+    want = {1: 32, 2: 32, 32: 32, 33: 40, 64: 64, 299: 304, 512: 512, 2048: 2048}
+    assert {b: inference.forward_rows(b) for b in want} == want
+
+
+def test_matches_direct_forward_in_default_layout(model, images):
+    got = inference.predict_softmax(model, images[:100], batch_size=37, channels_last=True)
+    with torch.inference_mode():
+        want = model.to(memory_format=torch.contiguous_format)(
+            cnn.normalise_images(images[:100])
+        ).exp()
+    np.testing.assert_allclose(got, want.numpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_empty_input_gives_empty_output(model):
+    out = inference.predict_softmax(model, np.zeros((0, 28, 28), np.uint8))
+    assert out.shape == (0, 10)
+
+
+def test_rejects_bad_images(model):
+    with pytest.raises(ValueError, match="uint8"):
+        inference.predict_softmax(model, np.zeros((3, 28, 28), np.float32))
+    with pytest.raises(ValueError, match="batch_size"):
+        inference.predict_softmax(model, np.zeros((3, 28, 28), np.uint8), batch_size=0)
+
+
+def test_device_selection_falls_back_to_cpu(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert inference.select_device() == torch.device("cpu")
+    assert inference.select_device("cuda") == torch.device("cpu")
+    assert inference.select_device("cuda:1") == torch.device("cpu")
+    assert inference.select_device("cpu") == torch.device("cpu")
+    with pytest.raises(ValueError, match="device"):
+        inference.select_device("tpu")
+
+
+def test_device_selection_prefers_cuda_when_present(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    assert inference.select_device() == torch.device("cuda")
+    assert inference.select_device("cuda:0") == torch.device("cuda:0")
+    assert inference.select_device("cuda:3") == torch.device("cpu")
+    assert inference.select_device("cpu") == torch.device("cpu")
+
+
+def test_score_image_file_matches_predict_softmax_for_both_layouts(model, images, tmp_path):
+    """An MNIST split and a two-level partition, scored chunk by chunk, equal one in-memory
+    predict_softmax call row for row; chunk size and limit change nothing else."""
+    import pyarrow.parquet as pq
+
+    from reliquant.core.datasets import mnist_table
+    from reliquant.pmnist.reproduction import partitions as perturbed_mnist
+
+    x = images[:50]
+    labels = np.arange(50, dtype=np.uint8) % 10
+    split = tmp_path / "split.parquet"
+    pq.write_table(mnist_table(x, labels), split)
+    part = tmp_path / "part.parquet"
+    order = np.arange(50)[::-1]  # stored sorted by test_index
+    perturbed_mnist.write_partition(
+        part,
+        [perturbed_mnist.level_table(x[order], labels[order], order, "fog", lv) for lv in (1, 2)],
+    )
+    direct = inference.predict_softmax(model, x, device="cpu")
+
+    a = inference.score_image_file(model, split, chunk_rows=7, device="cpu")
+    assert list(a["corruption"].unique()) == ["none"] and set(a["level"]) == {0}
+    np.testing.assert_array_equal(a["index"], np.arange(50))
+    np.testing.assert_array_equal(a["label"], labels)
+    np.testing.assert_allclose(a[[f"p{c}" for c in range(10)]].to_numpy(), direct, atol=1e-6)
+    np.testing.assert_array_equal(a["prediction"], direct.argmax(1))
+    big = inference.score_image_file(model, split, chunk_rows=1000, device="cpu")
+    np.testing.assert_allclose(big[[f"p{c}" for c in range(10)]], direct, atol=1e-6)
+
+    seen = []
+    b = inference.score_image_file(model, part, chunk_rows=16, limit=70, on_chunk=seen.append)
+    assert len(b) == 70 and sum(seen) == 70 and max(seen) <= 16
+    assert list(b["level"][:50]) == [1] * 50 and set(b["corruption"]) == {"fog"}
+    np.testing.assert_allclose(b[[f"p{c}" for c in range(10)]][:50], direct, atol=1e-6)
+    assert len(inference.score_image_file(model, part, limit=0)) == 0
+
+
+def test_score_image_file_names_the_file_without_image_columns(model, tmp_path):
+    import pandas as pd
+
+    bad = tmp_path / "bad.parquet"
+    pd.DataFrame({"index": [0], "label": [1]}).to_parquet(bad)
+    with pytest.raises(ValueError, match=r"bad\.parquet.*\['image'\]"):
+        inference.score_image_file(model, bad)
+
+
+def test_file_scores_do_not_depend_on_chunk_rows_or_batch_size(model, images, tmp_path):
+    """mlm.infer.chunk_rows and batch_size are speed settings (read from the config, not rule
+    params): the scored table is bit-equal whatever they are, tiny chunks included."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    from reliquant.core.datasets import mnist_table
+
+    x = images[:200]
+    path = tmp_path / "split.parquet"
+    pq.write_table(mnist_table(x, np.arange(200, dtype=np.uint8) % 10), path)
+    ref = inference.score_image_file(model, path, chunk_rows=20_000, batch_size=512, device="cpu")
+    for chunk_rows, batch_size in [(1, 32), (3, 2), (7, 64), (64, 7), (199, 2048)]:
+        got = inference.score_image_file(
+            model, path, chunk_rows=chunk_rows, batch_size=batch_size, device="cpu"
+        )
+        pd.testing.assert_frame_equal(got, ref, check_exact=True, obj=f"{chunk_rows}/{batch_size}")
+
+
+def test_a_replaced_partition_is_caught_by_its_corruption(model, images, tmp_path):
+    """zoom_blur images copied over brightness.parquet (or an MNIST split in a partition's
+    place) stop the scoring with the file named, instead of being scored as brightness."""
+    import pyarrow.parquet as pq
+
+    from reliquant.core.datasets import mnist_table
+    from reliquant.pmnist.reproduction import partitions as perturbed_mnist
+
+    x, labels, order = images[:20], np.arange(20, dtype=np.uint8) % 10, np.arange(20)
+    part = tmp_path / "brightness.parquet"
+    perturbed_mnist.write_partition(
+        part, [perturbed_mnist.level_table(x, labels, order, "zoom_blur", lv) for lv in (1, 2)]
+    )
+    ok = inference.score_image_file(model, part, chunk_rows=8, corruption="zoom_blur")
+    assert len(ok) == 40
+    with pytest.raises(ValueError, match=r"brightness\.parquet: rows from 0 on hold .*'zoom_blur'"):
+        inference.score_image_file(model, part, chunk_rows=8, corruption="brightness")
+    split = tmp_path / "split.parquet"
+    pq.write_table(mnist_table(x, labels), split)
+    with pytest.raises(ValueError, match=r"split\.parquet: expected a Perturbed MNIST partition"):
+        inference.score_image_file(model, split, corruption="fog")
+
+
+def _tiny_model():
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(3)
+        return torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(12, 3)).eval()
+
+
+def test_any_module_with_preprocess_gives_its_softmax():
+    """A custom module on (n, 12) float input: the softmax of its logits, whatever the batch."""
+    model = _tiny_model()
+    x = np.random.default_rng(1).normal(size=(50, 12)).astype(np.float32)
+    with torch.inference_mode():
+        direct = torch.softmax(model(torch.from_numpy(x)), dim=-1).numpy()
+    p = inference.predict_softmax(model, x, batch_size=512, preprocess=torch.from_numpy)
+    assert p.dtype == np.float32 and p.shape == (50, 3)
+    np.testing.assert_allclose(p, direct, rtol=1e-6, atol=1e-7)
+    for batch_size in (1, 7, 16):
+        pb = inference.predict_softmax(model, x, batch_size=batch_size, preprocess=torch.from_numpy)
+        np.testing.assert_array_equal(pb, p)  # bit-equal: every pass has the same rows
+
+
+def test_custom_module_output_feeds_the_mlm():
+    from reliquant.mlm import misclassification_likelihood
+
+    model = _tiny_model()
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(90, 12)).astype(np.float32)
+    p = inference.predict_softmax(model, x, batch_size=32, preprocess=torch.from_numpy)
+    labels = np.arange(90) % 3
+    result = misclassification_likelihood(p, labels, refine=False)
+    likelihood = np.asarray(result.likelihood)
+    assert likelihood.shape == (3, 3)
+    off = ~np.eye(3, dtype=bool)  # the diagonal is undefined (NaN) by construction
+    assert np.isfinite(likelihood[off]).all()
+    np.testing.assert_allclose(np.nansum(likelihood, axis=1), 1.0, rtol=1e-9)
+
+
+def test_custom_module_rejects_bad_preprocess_and_outputs():
+    model = _tiny_model()
+    x = np.zeros((4, 12), np.float32)
+    with pytest.raises(TypeError, match="torch.Tensor"):
+        inference.predict_softmax(model, x, preprocess=lambda b: b)
+    with pytest.raises(ValueError, match="outputs"):
+        inference.predict_softmax(model, x, preprocess=torch.from_numpy, outputs="probs")
+    with pytest.raises(ValueError, match="preprocess="):
+        inference.predict_softmax(model, x)  # the default preprocess wants MNIST images

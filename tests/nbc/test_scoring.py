@@ -1,0 +1,197 @@
+"""reliquant.nbc.scoring: a user's own Naive Bayes model and table, scored prediction by
+prediction, checked against scikit-learn's own CategoricalNB and a hand encoding."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.naive_bayes import CategoricalNB
+
+from reliquant.nbc import CategoryEncoder, cv_alpha, fit_nbc, fit_table, robustness
+from reliquant.nbc.robustness_metrics import eps_loc_scalar
+
+
+def _codes(n: int = 120, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 3, size=(n, 4))
+    y = (X[:, 0] + rng.integers(0, 2, size=n)) % 3
+    return X, y
+
+
+def test_categorical_nb_predictions_and_eps_glob_match_sklearn():
+    X, y = _codes()
+    sk = CategoricalNB(alpha=0.7).fit(X, y)
+    out = robustness(sk, X)
+    np.testing.assert_array_equal(out["prediction"], sk.predict(X))
+    joint = np.exp(sk.predict_joint_log_proba(X))  # p(c, f) in the linear domain
+    top = np.sort(joint, axis=1)
+    d = top[:, -1] - top[:, -2]
+    np.testing.assert_allclose(out["eps_glob"], d / (1 + d), rtol=1e-9, atol=1e-15)
+    # eps_loc against the scalar reference on sklearn's own probabilities
+    lp, lc = sk.class_log_prior_, sk.feature_log_prob_
+    for j in range(5):
+        ref = eps_loc_scalar(lp, [[lc[i][c, X[j, i]] for i in range(4)] for c in range(3)])
+        assert out["eps_loc"].iloc[j] == pytest.approx(ref, abs=1e-10)
+
+
+def test_a_string_table_equals_our_nbc_on_hand_made_codes():
+    X, y = _codes()
+    names = np.array(["low", "mid", "high"])
+    frame = pd.DataFrame({f"f{i}": names[X[:, i]] for i in range(4)})
+    frame["label"] = np.array(["a", "b", "c"])[y]
+    fitted = fit_table(frame, "label", alpha=1.0)
+    # sorted categories: high=0, low=1, mid=2
+    remap = np.array([1, 2, 0])
+    model = fit_nbc(remap[X], y, 3, [3, 3, 3, 3], 1.0)
+    test = frame.drop(columns="label").iloc[::-1].iloc[:30]  # any order, any subset
+    ours = robustness(fitted, test)
+    ref = robustness(model, remap[X[::-1][:30]])
+    np.testing.assert_allclose(ours["eps_loc"], ref["eps_loc"], atol=1e-13)
+    np.testing.assert_allclose(ours["eps_glob"], ref["eps_glob"], atol=1e-15)
+    assert list(ours["prediction"]) == list(np.array(["a", "b", "c"])[ref["prediction"]])
+    assert list(ours.index) == list(test.index)
+
+
+def test_test_categories_come_from_training_only():
+    """A test table holding only some categories keeps the training codes."""
+    train = pd.DataFrame({"f": ["x", "y", "z", "x", "z", "y"], "t": [0, 1, 1, 0, 1, 0]})
+    fitted = fit_table(train, "t", alpha=1.0)
+    one = robustness(fitted, pd.DataFrame({"f": ["z"]}))
+    full = robustness(fitted, train[["f"]])
+    assert one["eps_loc"].iloc[0] == full["eps_loc"].iloc[2]
+
+
+@pytest.mark.parametrize(
+    ("test", "message"),
+    [
+        (pd.DataFrame({"colour": ["red", "purple"]}), "column 'colour' holds 'purple'"),
+        (pd.DataFrame({"colour": ["red", None]}), "column 'colour' has a missing value in row 1"),
+        (pd.DataFrame({"hue": ["red"]}), r"lacks the training columns \['colour'\]"),
+    ],
+)
+def test_unseen_or_missing_values_name_the_column(test, message):
+    train = pd.DataFrame({"colour": ["red", "blue", "red"], "t": ["a", "b", "b"]})
+    fitted = fit_table(train, "t", alpha=1.0)
+    with pytest.raises(ValueError, match=message):
+        robustness(fitted, test)
+
+
+def test_integer_valued_floats_are_codes_and_fractions_are_not():
+    X, y = _codes(60)
+    model = fit_nbc(X.astype(float), y.astype(float), 3, [3, 3, 3, 3], 1.0)
+    ref = fit_nbc(X, y, 3, [3, 3, 3, 3], 1.0)
+    np.testing.assert_array_equal(model.log_prior, ref.log_prior)
+    bad = X.astype(float)
+    bad[2, 1] = 0.5
+    with pytest.raises(ValueError, match=r"0.5 at index \(2, 1\)"):
+        fit_nbc(bad, y, 3, [3, 3, 3, 3], 1.0)
+    bad[2, 1] = np.nan
+    with pytest.raises(ValueError, match="missing value"):
+        fit_nbc(bad, y, 3, [3, 3, 3, 3], 1.0)
+    enc = CategoryEncoder.fit(pd.DataFrame({"a": [1.0, 2.0, 1.0]}))
+    np.testing.assert_array_equal(enc.transform(pd.DataFrame({"a": [2, 1]}))[:, 0], [1, 0])
+
+
+def test_cv_alpha_takes_a_seed_or_a_generator():
+    X, y = _codes()
+    grid = [0.1, 1.0, 10.0]
+    a_seed = cv_alpha(X, y, 3, [3] * 4, grid, 5, 7)
+    a_gen = cv_alpha(X, y, 3, [3] * 4, grid, 5, np.random.default_rng(7))
+    assert a_seed[0] == a_gen[0]
+    np.testing.assert_array_equal(a_seed[1], a_gen[1])
+
+
+def test_non_categorical_nb_is_refused():
+    from sklearn.naive_bayes import GaussianNB
+
+    X, y = _codes(30)
+    with pytest.raises(TypeError, match="CategoricalNB; got GaussianNB"):
+        robustness(GaussianNB().fit(X, y), X)
+
+
+# ------------------------------------------------------- u_m .. u_e from a bootstrap ensemble
+def test_bootstrap_uncertainty_equals_the_experiments_own_code_path():
+    """robustness(..., bootstrap=M) on the experiment's model and generator gives the u_m ..
+    u_e that evaluate_training_set (Section 7.3) computes for the same training set."""
+    from reliquant.nbc.classifier import fold_ids
+    from reliquant.nbc.reproduction.experiment import evaluate_training_set
+
+    X, y = _codes(80, seed=1)
+    X_test, y_test = _codes(50, seed=2)
+    exp = evaluate_training_set(X, y, X_test, y_test, 3, [3] * 4, [0.3], 4, 6,
+                                np.random.default_rng(11))  # fmt: skip
+    rng = np.random.default_rng(11)
+    fold_ids(len(y), 4, rng)  # the CV folds the experiment drew first from the same generator
+    model = fit_nbc(X, y, 3, [3] * 4, 0.3)
+    ours = robustness(model, X_test, bootstrap=6, seed=rng, train=(X, y))
+    assert list(ours.columns) == ["prediction", "eps_glob", "eps_loc", "u_m", "u_H", "u_a",
+                                  "u_t", "u_e"]  # fmt: skip
+    np.testing.assert_array_equal(ours["prediction"], exp["y_pred"])
+    for name in ("eps_glob", "eps_loc", "u_m", "u_H", "u_a", "u_t", "u_e"):
+        np.testing.assert_allclose(ours[name], exp[name], rtol=1e-12, atol=1e-15, err_msg=name)
+    assert exp["u_e"].max() > 1e-3  # the ensemble members differ: u_e is not trivially 0
+
+
+def _eq18_conditional(X, y, x, alpha, k, n_values):
+    """p(c | x) of an eq. 18 NBC by counting, one instance, plain Python."""
+    n = len(y)
+    joint = []
+    for c in range(k):
+        n_c = sum(1 for v in y if v == c)
+        p = (n_c + alpha) / (n + alpha * k)
+        for i, v in enumerate(x):
+            n_cf = sum(1 for row, lab in zip(X, y, strict=True) if lab == c and row[i] == v)
+            p *= (n_cf + alpha) / (n_c + alpha * n_values[i])
+        joint.append(p)
+    return np.array(joint) / sum(joint)
+
+
+def test_bootstrap_uncertainty_of_a_table_by_brute_force():
+    """u_m .. u_e of a model fitted on a table, recomputed by counting and scipy's entropy."""
+    from scipy.stats import entropy
+
+    from reliquant.core.seeding import block_rng
+
+    X, y = _codes(40, seed=3)
+    names = np.array(["low", "mid", "high"])
+    frame = pd.DataFrame({f"f{i}": names[X[:, i]] for i in range(4)})
+    frame["label"] = y
+    fitted = fit_table(frame, "label", alpha=0.5)
+    test = frame.drop(columns="label").iloc[:12]
+    ours = robustness(fitted, test, bootstrap=5, seed=3)
+    codes = fitted.encoder.transform(test)
+    Xtr = fitted.encoder.transform(frame.drop(columns="label"))
+    rng = block_rng(3, "bootstrap")
+    resamples = [rng.integers(0, 40, size=40) for _ in range(5)]
+    for j, x in enumerate(codes):
+        p = _eq18_conditional(Xtr, y, x, 0.5, 3, [3] * 4)
+        members = [_eq18_conditional(Xtr[b], y[b], x, 0.5, 3, [3] * 4) for b in resamples]
+        u_a = np.mean([entropy(m, base=2) for m in members])
+        u_t = entropy(np.mean(members, axis=0), base=2)
+        expected = {"u_m": 1 - p.max(), "u_H": entropy(p, base=2), "u_a": u_a, "u_t": u_t,
+                    "u_e": u_t - u_a}  # fmt: skip
+        for name, value in expected.items():
+            assert ours[name].iloc[j] == pytest.approx(value, rel=1e-10, abs=1e-12), (name, j)
+    assert ((ours["u_m"] >= 0) & (ours["u_m"] <= 2 / 3)).all()
+    assert (ours["u_e"] >= 0).all() and (ours["u_t"] <= np.log2(3) + 1e-12).all()
+    # the same seed gives the same ensemble; another seed another one
+    again = robustness(fitted, test, bootstrap=5, seed=3)
+    pd.testing.assert_frame_equal(ours, again)
+    other = robustness(fitted, test, bootstrap=5, seed=4)
+    assert not np.array_equal(other["u_a"], ours["u_a"])
+    np.testing.assert_array_equal(other["u_H"], ours["u_H"])  # the model's own metrics stay
+
+
+def test_bootstrap_needs_our_nbc_and_its_training_data():
+    X, y = _codes(30)
+    model = fit_nbc(X, y, 3, [3] * 4, 1.0)
+    assert list(robustness(model, X).columns) == ["prediction", "eps_glob", "eps_loc"]
+    with pytest.raises(ValueError, match=r"needs the training data: pass train="):
+        robustness(model, X, bootstrap=3)
+    with pytest.raises(TypeError, match="needs our eq. 18 NBC.*got CategoricalNB"):
+        robustness(CategoricalNB().fit(X, y), X, bootstrap=3, train=(X, y))
+    with pytest.raises(ValueError, match="bootstrap must be >= 1 models; got 0"):
+        robustness(model, X, bootstrap=0, train=(X, y))
+    with pytest.raises(ValueError, match=r"features must have shape \(n, 4\)"):
+        robustness(model, X, bootstrap=2, train=(X[:, :3], y))
