@@ -17,7 +17,6 @@ or through Snakemake: ``snakemake --cores 2 bench_mlm`` (settings from the workf
 import argparse
 import os
 import platform
-import resource
 import time
 from pathlib import Path
 
@@ -25,7 +24,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from reliquant.core.benchmarks import headline_markdown
+from reliquant.core.benchmarks import best_time, headline_markdown, peak_rss_mb
 from reliquant.core.config import config_section
 from reliquant.core.datasets import load_mnist_split
 from reliquant.core.io import frame_to_markdown, write_text
@@ -35,19 +34,12 @@ from reliquant.mlm.inference import predict_softmax, score_image_file
 REPO = Path(__file__).resolve().parents[1]
 
 
-def peak_rss_mb() -> float:
-    """Peak resident set size of this process so far (Linux: ru_maxrss in KiB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
 def time_inference(model, images, batch_size, channels_last, repeats=2) -> float:
     """Best-of-``repeats`` images per second of predict_softmax on an in-memory array."""
     predict_softmax(model, images[:batch_size], batch_size, channels_last=channels_last)  # warm-up
-    best = np.inf
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        predict_softmax(model, images, batch_size, channels_last=channels_last)
-        best = min(best, time.perf_counter() - t0)
+    best, _ = best_time(
+        lambda: predict_softmax(model, images, batch_size, channels_last=channels_last), repeats
+    )
     return len(images) / best
 
 

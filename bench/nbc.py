@@ -11,13 +11,11 @@ reported too.
 
 import argparse
 import platform
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
-from reliquant.core.benchmarks import headline_markdown
+from reliquant.core.benchmarks import best_time, headline_markdown
 from reliquant.core.config import config_section
 from reliquant.core.io import write_text
 from reliquant.core.seeding import block_rng
@@ -27,16 +25,6 @@ from reliquant.nbc.reproduction.experiment import run_cell
 from reliquant.nbc.robustness_metrics import eps_loc, eps_loc_scalar
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def best_time(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
-    """Best wall time of ``repeat`` calls (seconds) and the last result."""
-    best, out = np.inf, None
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        out = fn()
-        best = min(best, time.perf_counter() - t0)
-    return best, out
 
 
 def main(out_path: str | None, cfg: dict) -> str:

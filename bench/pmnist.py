@@ -32,7 +32,6 @@ the workflow's config and uses the rule's threads as workers.
 import argparse
 import math
 import os
-import resource
 import sys
 import tempfile
 import time
@@ -43,9 +42,9 @@ from typing import Any
 
 import numpy as np
 
-from reliquant.core.benchmarks import headline_markdown
+from reliquant.core.benchmarks import headline_markdown, peak_rss_mb
 from reliquant.core.config import config_section
-from reliquant.core.datasets import load_mnist_split, read_idx
+from reliquant.core.datasets import load_mnist
 from reliquant.core.io import write_text
 from reliquant.pmnist.registry import CORRUPTIONS, N_LEVELS
 from reliquant.pmnist.reproduction import partitions as P
@@ -57,22 +56,15 @@ from reliquant.pmnist.reproduction.opencv_reference import (
 
 REPO = Path(__file__).resolve().parents[1]
 TEST_PARQUET = REPO / "results" / "data" / "mnist_test.parquet"
-RAW_MNIST = REPO / "data" / "raw" / "mnist"
 
 
 def load_test(test_parquet: Path) -> tuple[np.ndarray, np.ndarray]:
-    """MNIST test images and labels: the workflow's parquet, or (standalone, before the
-    workflow made it) the raw IDX files of data/raw/mnist."""
-    if Path(test_parquet).exists():
-        return load_mnist_split(test_parquet)
-    return (
-        read_idx(RAW_MNIST / "t10k-images-idx3-ubyte.gz"),
-        read_idx(RAW_MNIST / "t10k-labels-idx1-ubyte.gz"),
-    )
-
-
-def _maxrss_mb(who: int = resource.RUSAGE_SELF) -> float:
-    return resource.getrusage(who).ru_maxrss / 1024.0
+    """MNIST test images and labels: the workflow's ``mnist_test.parquet`` in the folder of
+    ``test_parquet``, or (standalone, before the workflow made it) the raw IDX files of
+    data/raw/mnist (:func:`reliquant.core.datasets.load_mnist`)."""
+    if Path(test_parquet).name != "mnist_test.parquet":
+        raise ValueError(f"expected the workflow's mnist_test.parquet, got {test_parquet}")
+    return load_mnist(REPO, ["test"], parquet_dir=Path(test_parquet).parent)
 
 
 def _one_corruption(
@@ -97,7 +89,7 @@ def _one_corruption(
     path = Path(out_dir) / f"{name}.parquet"
     P.write_partition(path, blocks())
     total = time.perf_counter() - t0
-    return name, gen, total - gen, _maxrss_mb(), path.stat().st_size
+    return name, gen, total - gen, peak_rss_mb(), path.stat().st_size
 
 
 def bench_full(cfg: Mapping[str, Any], workers: int, test_parquet: Path) -> tuple[list[str], dict]:
@@ -126,7 +118,7 @@ def bench_full(cfg: Mapping[str, Any], workers: int, test_parquet: Path) -> tupl
         wall = time.perf_counter() - t0
     n_total = n_images * N_LEVELS * len(CORRUPTIONS)
     peak = max(r[3] for r in results)
-    children = _maxrss_mb(resource.RUSAGE_CHILDREN)
+    children = peak_rss_mb(children=True)
     lines.append("| corruption | generate s | write s | partition MB | peak RSS MB |")
     lines.append("|---|---:|---:|---:|---:|")
     for name, gen, write, rss, size in results:
@@ -136,7 +128,7 @@ def bench_full(cfg: Mapping[str, Any], workers: int, test_parquet: Path) -> tupl
         "wall_s": wall,
         "img_per_s": n_total / wall,
         "peak_rss_one_mb": peak,
-        "peak_rss_sum_bound_mb": peak * workers + _maxrss_mb(),
+        "peak_rss_sum_bound_mb": peak * workers + peak_rss_mb(),
         "children_maxrss_mb": children,
         "cpu_s": sum(r[1] + r[2] for r in results),
     }

@@ -19,47 +19,22 @@ results/bench/trees.md``) it reads the workflow's config.
 """
 
 import argparse
-import resource
 import statistics
 import sys
 import time
-import tracemalloc
 from pathlib import Path
 
 import numpy as np
 
-from reliquant.core.benchmarks import headline_markdown
+from reliquant.core.benchmarks import headline_markdown, peak_rss_mb, traced_memory_peak
 from reliquant.core.config import config_section
+from reliquant.core.datasets import load_mnist
 from reliquant.core.seeding import block_int_seed, block_rng
 from reliquant.trees.box_mass import IndependentNormal
 from reliquant.trees.boxes import grid_robustness
 from reliquant.trees.engine import exact_robustness
 from reliquant.trees.monte_carlo import monte_carlo_robustness
 from reliquant.trees.readers import extract_ensemble
-
-
-def load_mnist(root: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(train images, train labels, test images, test labels), uint8 (n, 28, 28)."""
-    train, test = (
-        root / "results/data/mnist_train.parquet",
-        root / "results/data/mnist_test.parquet",
-    )
-    if train.exists() and test.exists():
-        from reliquant.core.datasets import load_mnist_split
-
-        xtr, ytr = load_mnist_split(train)
-        xte, yte = load_mnist_split(test)
-        return xtr, ytr, xte, yte
-
-    from reliquant.core.datasets import read_idx  # fallback: the raw IDX files
-
-    d = root / "data/raw/mnist"
-    return (
-        read_idx(d / "train-images-idx3-ubyte.gz"),
-        read_idx(d / "train-labels-idx1-ubyte.gz"),
-        read_idx(d / "t10k-images-idx3-ubyte.gz"),
-        read_idx(d / "t10k-labels-idx1-ubyte.gz"),
-    )
 
 
 def resize(images: np.ndarray, size: int) -> np.ndarray:
@@ -188,24 +163,23 @@ def bench_scale(data, args, lines: list[str]) -> None:
         print(f"[b] {name}: {ens.n_trees} trees, fit {time.perf_counter() - t0:.1f}s", flush=True)
         for var in (0.001, 0.01):
             secs, gaps, boxes, conv, mcs, act, live = [], [], [], 0, [], [], []
-            tracemalloc.start()
-            for mu in Xte:
-                noise = IndependentNormal.from_variance(mu, var)
-                r = exact_robustness(ens, noise, mu, tol=1e-6, time_limit=args.time_limit)
-                secs.append(r.seconds)
-                gaps.append(r.gap)
-                boxes.append(r.n_boxes)
-                act.append(r.n_active_features)
-                live.append(r.n_live_trees)
-                conv += r.converged
-                print(
-                    f"[b] {name} cov {var}: R in [{r.lower:.6f}, {r.upper:.6f}] {r.seconds:.2f}s "
-                    f"{r.n_boxes} boxes, {r.n_active_features} active features, "
-                    f"{r.n_live_trees} live trees",
-                    flush=True,
-                )
-            peak = tracemalloc.get_traced_memory()[1] / 2**20
-            tracemalloc.stop()
+            with traced_memory_peak() as traced:
+                for mu in Xte:
+                    noise = IndependentNormal.from_variance(mu, var)
+                    r = exact_robustness(ens, noise, mu, tol=1e-6, time_limit=args.time_limit)
+                    secs.append(r.seconds)
+                    gaps.append(r.gap)
+                    boxes.append(r.n_boxes)
+                    act.append(r.n_active_features)
+                    live.append(r.n_live_trees)
+                    conv += r.converged
+                    print(
+                        f"[b] {name} cov {var}: R in [{r.lower:.6f}, {r.upper:.6f}] "
+                        f"{r.seconds:.2f}s {r.n_boxes} boxes, {r.n_active_features} active "
+                        f"features, {r.n_live_trees} live trees",
+                        flush=True,
+                    )
+            peak = traced.mb
             for i, mu in enumerate(Xte):
                 noise = IndependentNormal.from_variance(mu, var)
                 rng = block_rng(args.seed, "bench_scale_mc", name, str(var), i)
@@ -269,7 +243,7 @@ def main(argv: list[str] | None = None, bench: dict | None = None) -> int:
         lines += bench_anytime(
             data, getattr(args, "anytime", None) or {}, Path(args.root), headline
         )
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rss = peak_rss_mb()
     lines.append(f"Peak resident memory of the whole benchmark process: {rss:.0f} MB.")
     lines += ["", headline_markdown(headline)]
     text = "\n".join(lines) + "\n"

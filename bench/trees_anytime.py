@@ -25,7 +25,6 @@ key exists. Run: ``python bench/trees_anytime.py [--out FILE]``, or as part of
 """
 
 import argparse
-import resource
 import statistics
 import sys
 import time
@@ -33,6 +32,8 @@ from pathlib import Path
 
 import numpy as np
 
+from reliquant.core.benchmarks import best_time, peak_rss_mb
+from reliquant.core.datasets import load_mnist
 from reliquant.trees.anytime import robustness, warm_up
 from reliquant.trees.box_mass import IndependentNormal
 from reliquant.trees.engine import exact_robustness
@@ -81,19 +82,6 @@ def settings() -> dict:
     except (KeyError, FileNotFoundError):
         pass
     return out
-
-
-def load_mnist() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(train images, train labels, test images, test labels), uint8."""
-    from reliquant.core.datasets import load_mnist_split, read_idx
-
-    for root in (Path("results/data"),):
-        if (root / "mnist_train.parquet").exists():
-            return (*load_mnist_split(root / "mnist_train.parquet"),
-                    *load_mnist_split(root / "mnist_test.parquet"))  # fmt: skip
-    d = Path("data/raw/mnist")
-    return tuple(read_idx(d / f) for f in ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz",
-                 "t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"))  # fmt: skip
 
 
 def scale_models(data, cfg) -> dict:
@@ -248,23 +236,13 @@ def bench_coverage(models, data, cfg, lines, headline) -> None:
     lines.append("")
 
 
-def best_of(fn, repeats: int = 3) -> float:
-    """Shortest wall time of ``repeats`` calls (the machine is shared)."""
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
-
-
 def _one_core_ns(plan, n: int) -> tuple[float, float]:
     """(ns per draw for the bins alone, ns per draw for the whole kernel), one thread: where
     a draw's time goes (independent noise, plain draws)."""
     profile_draws(plan, 1, BLOCK, bins_only=True)  # compile before timing
-    t_bins = best_of(lambda: profile_draws(plan, 2, n, bins_only=True))
+    t_bins = best_time(lambda: profile_draws(plan, 2, n, bins_only=True))[0]
     profile_draws(plan, 1, BLOCK)
-    t_all = best_of(lambda: profile_draws(plan, 2, n))
+    t_all = best_time(lambda: profile_draws(plan, 2, n))[0]
     return t_bins / n * 1e9, t_all / n * 1e9
 
 
@@ -291,11 +269,11 @@ def bench_throughput(models, data, cfg, extra, lines, headline) -> None:
             plan = build_plan(ens, noise, y)
             chunks = -(-n // 4096)
             count_agree(plan, chunk_seeds(0, 0, 2), 4096, 8192)
-            tk = best_of(lambda: count_agree(plan, chunk_seeds(1, 0, chunks), 4096, n))  # noqa: B023
+            tk = best_time(lambda: count_agree(plan, chunk_seeds(1, 0, chunks), 4096, n))[0]  # noqa: B023
             rng = np.random.default_rng(0)
             Z = noise.sample(n, rng)
-            tp = best_of(lambda: m.predict(noise.sample(n, rng)))  # noqa: B023
-            tpi = best_of(lambda: m.predict(Z))  # noqa: B023
+            tp = best_time(lambda: m.predict(noise.sample(n, rng)))[0]  # noqa: B023
+            tpi = best_time(lambda: m.predict(Z))[0]  # noqa: B023
             same = np.array_equal(ens.classes[labels_of_bins(plan, bins_of(plan, Z))], m.predict(Z))
             print(f"[c] {name} {var}: kernel {n / tk:,.0f}/s predict {n / tpi:,.0f}/s "
                   f"sample+predict {n / tp:,.0f}/s", flush=True)  # fmt: skip
@@ -341,10 +319,10 @@ def bench_small(data, cfg, lines, t2, headline) -> None:
         e = exact_robustness(ens, noise, x, tol=1e-9)
         r = robustness(ens, x, Gaussian(0.001), time_budget=cfg["budget"])
         rng0 = np.random.default_rng(0)
-        t_mc = best_of(
+        t_mc = best_time(
             lambda e=ens, z=noise, m=x, g=rng0: monte_carlo_robustness(e, z, m, 10**6, g), 1
-        )
-        t_cmc = best_of(lambda e=ens, z=noise, m=x: compiled_monte_carlo(e, z, m, 10**6, 0), 1)
+        )[0]
+        t_cmc = best_time(lambda e=ens, z=noise, m=x: compiled_monte_carlo(e, z, m, 10**6, 0), 1)[0]
         rows.append(
             (
                 r.exact,
@@ -388,7 +366,7 @@ def bench_small(data, cfg, lines, t2, headline) -> None:
             r = robustness(fens, x, Gaussian(var), time_budget=cfg["budget"],
                            half_width=cfg["target_half_width"], seed=i)  # fmt: skip
             rng = np.random.default_rng(i)
-            rate = 20_000 / best_of(lambda: forest.predict(noise.sample(20_000, rng)), 1)  # noqa: B023
+            rate = 20_000 / best_time(lambda: forest.predict(noise.sample(20_000, rng)), 1)[0]  # noqa: B023
             ratio = np.nan
             if r.half_width > 1e-9:
                 ratio = cp_draws(r.estimate, r.half_width) / rate / r.seconds
@@ -527,15 +505,15 @@ def run(cfg: dict, data=None, headline: list | None = None) -> list[str]:
              f"Settings: {cfg}", ""]  # fmt: skip
     models = scale_models(data, cfg)
     t2 = table2_model(data)
-    base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    base_rss = peak_rss_mb()
     bench_scale(models, data, cfg, lines, headline)
-    scale_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    scale_rss = peak_rss_mb()
     bench_coverage(models, data, cfg, lines, headline)
     extra = {"Table 2 RF 5 x depth 3 (5x5)": (t2[0], t2[1][0])}
     bench_throughput(models, data, cfg, extra, lines, headline)
     bench_small(data, cfg, lines, t2, headline)
     bench_headroom(models, data, cfg, lines, headline)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = peak_rss_mb()
     lines += ["## (e) Memory", "",
               f"Peak resident memory of the process: {base_rss:,.0f} MiB after loading MNIST "
               f"and training; {scale_rss:,.0f} MiB after the scale runs of (a) (the method "

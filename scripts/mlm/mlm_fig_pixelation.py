@@ -33,7 +33,10 @@ if index is None:
     index = int(pert["index"].min())
 table = read_table(snakemake.input.images, filters=[("test_index", "==", index)])
 if table.num_rows == 0:
-    raise ValueError(f"test index {index} is not in {snakemake.input.images}")
+    raise ValueError(
+        f"config key mlm.figures.pixelation_test_index = {index}: this test image is not in "
+        f"{snakemake.input.images} (it holds pmnist.images_per_class images per class)"
+    )
 labels = table.column("label").to_numpy()
 if labels[0] != digit:
     log.warning("test image %d has label %d, not %d", index, labels[0], digit)

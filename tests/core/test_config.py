@@ -1,19 +1,22 @@
-"""reliquant.core.config: the same merge as Snakemake's --configfile."""
+"""reliquant.core.config: the same merge as Snakemake's --configfile, and every value a user
+can get wrong refused before any job, naming the key (issue 22)."""
 
 from pathlib import Path
 
 import pytest
+from workflow_helpers import copy_repo, snakemake
 
 from reliquant.core.config import (
     ConfigError,
     config_section,
+    cross_key_problems,
     load_config,
     main,
     merge,
+    nonfinite_values,
     read_config_file,
     validate_config,
 )
-from reliquant.nbc.reproduction.settings import check_settings
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -89,36 +92,6 @@ def test_schema_errors_name_the_dotted_key():
     assert "mlm.train.epochs = 'ten'" in text
 
 
-# ------------------------------------------------------------------ nbc cross-key settings
-def _nbc(**changes):
-    nbc = load_config(REPO / "config.yaml")["nbc"]
-    for dotted, value in changes.items():
-        section, key = dotted.split("__")
-        nbc[section][key] = value
-    return nbc
-
-
-def test_default_nbc_settings_are_consistent():
-    check_settings(_nbc())
-
-
-@pytest.mark.parametrize(
-    ("changes", "message"),
-    [
-        ({"design__class_probs": [0.4, 0.4, 0.4]}, r"class_probs \[0.4, 0.4, 0.4\] sums to 1.2"),
-        ({"design__favoured": [[0, 0, 0, 0]] * 2}, "favoured has 2 rows; it needs one per class"),
-        ({"design__favoured": [[0, 0, 0]] * 3}, r"favoured\[0\] has 3 values"),
-        ({"design__favoured": [[2, 0, 0, 0]] * 3}, r"favoured\[0\]\[0\] = 2 is not a value"),
-        ({"grid__n_train": [5, 50], "fit__cv_folds": 10}, "cv_folds = 10 needs at least"),
-        ({"grid__gamma": [0.2, 0.2000001]}, "0.2 and 0.2000001 name the same cell file"),
-        ({"grid__n_train": [25, 25]}, "n_train lists 25 twice"),
-    ],
-)
-def test_inconsistent_nbc_settings_are_named(changes, message):
-    with pytest.raises(ValueError, match=message):
-        check_settings(_nbc(**changes))
-
-
 def test_overlay_checker_names_the_broken_overlay(tmp_path, capsys, monkeypatch):
     """Snakemake's own message for a broken --configfile names no file; the checker does."""
     monkeypatch.chdir(REPO)
@@ -138,3 +111,243 @@ def test_overlay_checker_names_the_broken_overlay(tmp_path, capsys, monkeypatch)
     assert f"config file {empty} is empty" in capsys.readouterr().out
     assert main([str(wrong)]) == 1
     assert "nbc.seed" in capsys.readouterr().out
+
+
+def test_a_key_written_twice_is_refused_with_both_lines(tmp_path):
+    """PyYAML keeps the last of two equal keys silently: a second corruption section would
+    replace the first."""
+    path = tmp_path / "twice.yaml"
+    path.write_text("pmnist:\n  corruptions:\n    fog: {f: 1}\n    fog: {f: 2}\n")
+    with pytest.raises(ConfigError, match="line 4") as err:
+        read_config_file(path)
+    assert "key 'fog' written twice (first at line 3)" in str(err.value)
+    assert str(path) in str(err.value)
+
+
+# --------------------------------------------------- values refused before any job (issue 22)
+def _overlay(tmp_path, text: str) -> dict:
+    """config.yaml merged with an overlay of ``text``, as ``--configfile`` would."""
+    path = tmp_path / "bad.yaml"
+    path.write_text(text)
+    return load_config(REPO / "config.yaml", [path])
+
+
+def _refused(tmp_path, text: str) -> str:
+    with pytest.raises(ConfigError) as err:
+        validate_config(_overlay(tmp_path, text), SCHEMA)
+    return str(err.value)
+
+
+@pytest.mark.parametrize("base", [[], ["smoke.yaml"], ["smoke.yaml", "custom.yaml"]])
+def test_the_shipped_configurations_pass(base):
+    config = load_config(REPO / "config.yaml", [REPO / "tests" / name for name in base])
+    validate_config(config, SCHEMA)
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        # ran to the end and printed "beyond nan standard errors"
+        ("nbc:\n  paper:\n    z: .nan\n", "nbc.paper.z = nan: not a finite number"),
+        ("trees:\n  pima:\n    snr: .inf\n", "trees.pima.snr = inf: not a finite number"),
+        ("nbc:\n  grid:\n    gamma: [0.0, .nan]\n", "nbc.grid.gamma.1 = nan: not a finite number"),
+        (
+            "custom:\n  - {name: c, kind: mlm, softmax: s.csv, sum_tol: -.inf}\n",
+            "custom['c'].sum_tol = -inf: not a finite number",
+        ),
+    ],
+)
+def test_nan_and_infinities_are_refused_naming_the_key(tmp_path, text, line):
+    message = _refused(tmp_path, text)
+    assert line in message
+    key = line.split(" = ")[0]
+    assert message.count(key) == 1, message  # once, not again as a schema violation
+
+
+def test_nonfinite_values_walks_every_depth():
+    config = {"a": {"b": [1.0, float("nan")], "c": {"d": float("-inf")}}, "e": 2, "f": "nan"}
+    assert [k for k, _ in nonfinite_values(config)] == ["a.b.1", "a.c.d"]
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        # counted brightness twice: n = 400 per level, NaN rows in the matrices, exit 0
+        (
+            "mlm:\n  perturbed:\n    clean_partition: brightness\n",
+            "mlm.perturbed.clean_partition = 'brightness' must not be a name of pmnist.corruptions",
+        ),
+        (
+            "mlm:\n  perturbed:\n    clean_partition: test\n",
+            "mlm.perturbed.clean_partition = 'test' must not be one of train, test",
+        ),
+        # ignored on a workspace with results
+        (
+            "mlm:\n  figures:\n    pixelation_corruption: nosuch\n",
+            "mlm.figures.pixelation_corruption = 'nosuch' is not one of the names of "
+            "pmnist.corruptions: brightness, contrast,",
+        ),
+        (
+            "mlm:\n  perturbed:\n    corruptions: [brightness, fgo]\n",
+            "mlm.perturbed.corruptions.1 = 'fgo' is not one of the names of pmnist.corruptions",
+        ),
+        (
+            "trees:\n  pima:\n    default: {reading: amplitude, rounds: 30}\n",
+            "trees.pima.default.rounds = 30 is not one of the names of trees.pima.rounds: "
+            "10, 20, 50, 100",
+        ),
+        (
+            "trees:\n  pima:\n    readings: [variance]\n",
+            "trees.pima.default.reading = 'amplitude' is not one of the names of "
+            "trees.pima.readings: variance",
+        ),
+        (
+            "trees:\n  iris_mixed:\n    marginals:\n      - {family: normal, scale: 0.3, shape: 2}\n"
+            "      - {family: exponential, scale: 0.2}\n      - {family: chi-square, scale: 0.1}\n"
+            "      - {family: lognormal, scale: 0.1, shape: 0.5}\n",
+            "trees.iris_mixed.marginals.0: 'shape' must not be set here",
+        ),
+        (
+            "trees:\n  iris_mixed:\n    marginals:\n      - {family: normal, scale: 0.3}\n"
+            "      - {family: exponential, scale: 0.2}\n      - {family: chi-square, scale: 0.1}\n"
+            "      - {family: lognormal, scale: 0.1, shape: 0.5}\n",
+            "trees.iris_mixed.marginals.2: 'shape' is a required property",
+        ),
+    ],
+)
+def test_names_outside_their_known_set_are_refused(tmp_path, text, line):
+    assert line in _refused(tmp_path, text)
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        # two entries of one size: a mapping by size kept only the last
+        (
+            "trees:\n  table3:\n    sizes:\n      - {size: 3, depths: [4]}\n"
+            "      - {size: 5, depths: [5]}\n      - {size: 3, depths: [6]}\n",
+            "trees.table3.sizes.0 and trees.table3.sizes.2 both have size = 3",
+        ),
+        (
+            "mlm:\n  figures:\n    misclustered_examples: [8688, 8688]\n",
+            "mlm.figures.misclustered_examples = [8688, 8688]: [8688, 8688] has non-unique",
+        ),
+        ("nbc:\n  fit:\n    alphas: [0.1, 0.1]\n", "nbc.fit.alphas = [0.1, 0.1]"),
+        ("mlm:\n  bench:\n    batch_sizes: [512, 512]\n", "mlm.bench.batch_sizes = [512, 512]"),
+    ],
+)
+def test_entries_that_must_be_unique_are_refused(tmp_path, text, line):
+    assert line in _refused(tmp_path, text)
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        (
+            "trees:\n  iris_mixed:\n    corr_low: 0.3\n    corr_high: 0.1\n",
+            "trees.iris_mixed.corr_low = 0.3 must be at most trees.iris_mixed.corr_high = 0.1",
+        ),
+        (
+            "trees:\n  paper:\n    pima_min: 0.9\n    pima_max: 0.5\n",
+            "trees.paper.pima_min = 0.9 must be at most trees.paper.pima_max = 0.5",
+        ),
+        (
+            "trees:\n  paper:\n    pima_n_above: 80\n",
+            "trees.paper.pima_n_above = 80 must be at most trees.paper.pima_n_test = 73",
+        ),
+        (
+            "trees:\n  bench:\n    n_grid: 11\n",
+            "trees.bench.n_grid = 11 must be at most trees.bench.n_table2 = 10",
+        ),
+        (
+            "mlm:\n  paper:\n    perturbed_min_accuracy: 0.99\n",
+            "mlm.paper.perturbed_min_accuracy = 0.99 must be at most "
+            "mlm.paper.perturbed_max_accuracy = 0.9852",
+        ),
+        (
+            "pmnist:\n  images_per_class: 20\n  grid: {main_class: 5, example: 20}\n",
+            "pmnist.grid.example = 20 must be below pmnist.images_per_class = 20",
+        ),
+        # class 5 has 892 MNIST test images
+        ("pmnist:\n  grid: {main_class: 5, example: 892}\n", "pmnist.grid.example = 892"),
+    ],
+)
+def test_ranges_whose_ends_must_be_ordered_are_refused(tmp_path, text, line):
+    assert line in _refused(tmp_path, text)
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        # 149 of 150 Iris rows to test: 1 training row cannot hold the 3 classes
+        ("trees:\n  table1:\n    test_fraction: 0.99\n", "trees.table1.test_fraction = 0.99"),
+        (
+            "trees:\n  iris_mixed:\n    test_fraction: 0.985\n",
+            "trees.iris_mixed.test_fraction = 0.985",
+        ),
+        ("trees:\n  pima:\n    test_fraction: 0.998\n", "trees.pima.test_fraction = 0.998"),
+    ],
+)
+def test_a_test_fraction_that_surely_empties_a_class_is_refused(tmp_path, text, line):
+    assert line in _refused(tmp_path, text)
+
+
+def test_the_largest_test_fractions_that_keep_every_class_pass(tmp_path):
+    """0.98 of 150 Iris rows tests 147 and trains on 3 (one per class at best); 0.997 of the
+    724 Pima subjects tests 722 and trains on 2."""
+    text = (
+        "trees:\n  table1: {test_fraction: 0.98}\n  iris_mixed: {test_fraction: 0.98}\n"
+        "  pima: {test_fraction: 0.997}\n"
+    )
+    validate_config(_overlay(tmp_path, text), SCHEMA)
+
+
+def test_cross_key_checks_each_kind():
+    config = {"a": {"names": {"x": 1, "y": 2}, "pick": "z", "list": ["x", "w"], "lo": 3, "hi": 2}}
+    checks = [
+        {"in": {"key": "a.pick", "of": "a.names"}, "why": "a reason"},
+        {"in": {"key": "a.list", "of": "a.names"}},
+        {"not_in": {"key": "a.pick", "values": ["z"]}},
+        {"ordered": {"low": "a.lo", "high": "a.hi"}},
+        {"ordered": {"low": "a.hi", "high": "a.hi", "strict": True}},
+        {"unique_by": {"key": "a.rows", "field": "k"}},  # absent: skipped
+        {"in": {"key": "a.missing", "of": "a.names"}},  # absent: skipped
+    ]
+    assert cross_key_problems(config, checks) == [
+        "a.pick = 'z' is not one of the names of a.names: x, y (a reason)",
+        "a.list.1 = 'w' is not one of the names of a.names: x, y",
+        "a.pick = 'z' must not be one of z",
+        "a.lo = 3 must be at most a.hi = 2",
+        "a.hi = 2 must be below a.hi = 2",
+    ]
+    rows = {"a": {"rows": [{"k": 1}, {"k": 2}, {"k": 1}]}}
+    assert cross_key_problems(rows, [{"unique_by": {"key": "a.rows", "field": "k"}}]) == [
+        "a.rows.0 and a.rows.2 both have k = 1: entries must differ in k"
+    ]
+    with pytest.raises(ConfigError, match="needs one of"):
+        cross_key_problems(config, [{"bigger": {}}])
+
+
+# ------------------------------------------------------ as a user hits it: snakemake -n
+@pytest.fixture(scope="module")
+def repo_copy(tmp_path_factory):
+    return copy_repo(tmp_path_factory.mktemp("repo"))
+
+
+@pytest.mark.workflow
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("nbc:\n  paper:\n    z: .nan\n", "nbc.paper.z = nan: not a finite number"),
+        (
+            "mlm:\n  perturbed:\n    clean_partition: brightness\n",
+            "mlm.perturbed.clean_partition = 'brightness' must not be a name of pmnist.corruptions",
+        ),
+    ],
+)
+def test_snakemake_dry_run_refuses_the_value_before_any_job(repo_copy, text, line):
+    (repo_copy / "bad.yaml").write_text(text)
+    proc = snakemake(repo_copy, "-n", "--configfile", "bad.yaml", check=False, timeout=300)
+    assert proc.returncode != 0
+    assert line in proc.stdout + proc.stderr
+    assert "Job stats" not in proc.stdout

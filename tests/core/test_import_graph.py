@@ -343,6 +343,14 @@ def _top_level_names(tree: ast.Module) -> set[str]:
                     visit(handler.body)
 
     visit(tree.body)
+    if "__getattr__" in names:  # PEP 562 lazy names: the string keys of a top-level dict
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict):
+                names.update(
+                    k.value
+                    for k in node.value.keys
+                    if isinstance(k, ast.Constant) and isinstance(k.value, str)
+                )
     return names
 
 

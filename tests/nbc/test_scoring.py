@@ -3,6 +3,8 @@ prediction, checked against scikit-learn's own CategoricalNB and a hand encoding
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -195,3 +197,193 @@ def test_bootstrap_needs_our_nbc_and_its_training_data():
         robustness(model, X, bootstrap=0, train=(X, y))
     with pytest.raises(ValueError, match=r"features must have shape \(n, 4\)"):
         robustness(model, X, bootstrap=2, train=(X[:, :3], y))
+
+
+# ------------------------------------------ issue 22: tables as people hold them (user API)
+def _declared_train() -> pd.DataFrame:
+    """Six rows; class p: a = x, x, y and b = 1, 2, 2; class q: a = y, y, x and b = 1, 1, 2."""
+    return pd.DataFrame(
+        {
+            "a": ["x", "x", "y", "y", "x", "y"],
+            "b": [1, 2, 1, 1, 2, 2],
+            "t": ["p", "p", "q", "q", "q", "p"],
+        }
+    )
+
+
+def _hand_factors(train: pd.DataFrame, row: dict, alpha: Fraction, n_values: dict) -> dict:
+    """Per class, the exact eq. 18 factors ``[p(c), p(f_1 | c), ...]`` by counting, with
+    ``n_values`` the declared ``|F_i|`` of each column: ``p(f_i | c) = (n(c, f_i) + alpha) /
+    (n(c) + alpha |F_i|)``."""
+    n, classes = len(train), sorted(set(train["t"]))
+    out = {}
+    for c in classes:
+        rows = train[train["t"] == c]
+        factors = [(len(rows) + alpha) / (n + alpha * len(classes))]
+        for col, v in row.items():
+            n_cf = int((rows[col].astype(str) == str(v)).sum())
+            factors.append((n_cf + alpha) / (len(rows) + alpha * n_values[col]))
+        out[c] = factors
+    return out
+
+
+@pytest.mark.parametrize("how", ["argument", "categorical"])
+def test_a_declared_but_unseen_value_is_scored_with_eq18_smoothing(how):
+    """'z' is declared (|F_a| = 3) but never in training: p(z | c) = alpha / (n(c) + 3 alpha).
+    Prediction, eps_glob (eq. 13) and eps_loc (Theorem 6.1) against the hand computation."""
+    train = _declared_train()
+    test = pd.DataFrame({"a": ["z", "x"], "b": [1, 2]})
+    if how == "argument":
+        fitted = fit_table(train, "t", alpha=1.0, categories={"a": ["x", "y", "z"]})
+    else:
+        declared = pd.CategoricalDtype(["z", "y", "x"])
+        fitted = fit_table(train.astype({"a": declared}), "t", alpha=1.0)
+        test = test.astype({"a": declared})
+    assert fitted.encoder.n_values == [3, 2]
+    out = robustness(fitted, test)
+    for j, row in enumerate(test.to_dict("records")):
+        hand = _hand_factors(train, row, Fraction(1), {"a": 3, "b": 2})
+        joint = {c: f[0] * f[1] * f[2] for c, f in hand.items()}
+        first, second = sorted(joint, key=joint.get, reverse=True)
+        d = joint[first] - joint[second]
+        assert out["prediction"].iloc[j] == first
+        assert out["eps_glob"].iloc[j] == pytest.approx(float(d / (1 + d)), rel=1e-12)
+        lp = np.log([float(f[0]) for f in hand.values()])
+        cond = [[np.log(float(v)) for v in f[1:]] for f in hand.values()]
+        assert out["eps_loc"].iloc[j] == pytest.approx(eps_loc_scalar(lp, cond), abs=1e-10)
+    # the closed form of row 0 (a = z, b = 1): p(p, f) = 4/8 * 1/6 * 2/5 = 1/30 and
+    # p(q, f) = 4/8 * 1/6 * 3/5 = 1/20, so q is predicted with eps_glob = (1/60) / (61/60)
+    assert out["prediction"].iloc[0] == "q"
+    assert out["eps_glob"].iloc[0] == pytest.approx(1 / 61, rel=1e-12)
+
+
+def test_the_declared_order_gives_the_codes_not_the_scores():
+    train = _declared_train()
+    test = pd.DataFrame({"a": ["z", "x", "y"], "b": [1, 2, 1]})
+    one = robustness(fit_table(train, "t", alpha=0.5, categories={"a": ["x", "y", "z"]}), test)
+    two = robustness(fit_table(train, "t", alpha=0.5, categories={"a": ["z", "x", "y"]}), test)
+    pd.testing.assert_frame_equal(one, two)
+
+
+def test_an_undeclared_unseen_value_is_still_refused():
+    fitted = fit_table(_declared_train(), "t", alpha=1.0, categories={"a": ["x", "y", "z"]})
+    with pytest.raises(ValueError, match=r"column 'a' holds 'w', a category neither seen"):
+        robustness(fitted, pd.DataFrame({"a": ["w"], "b": [1]}))
+    with pytest.raises(ValueError, match=r"column 'b' holds 3, a category neither seen"):
+        robustness(fitted, pd.DataFrame({"a": ["z"], "b": [3]}))
+
+
+@pytest.mark.parametrize(
+    ("categories", "error", "message"),
+    [
+        ({"a": ["x"]}, ValueError, r"column 'a' holds 'y' in training row 2, not among its"),
+        ({"nosuch": ["x"]}, ValueError, r"categories= names \['nosuch'\], not columns"),
+        ({"a": []}, ValueError, "categories= for column 'a' is empty"),
+        ({"a": ["x", "y", "x"]}, ValueError, "categories= for column 'a' repeats 'x'"),
+        ({"a": ["x", "y", None]}, ValueError, "categories= for column 'a' holds a missing value"),
+        ({"a": "xy"}, TypeError, "must be a list of categories; got 'xy'"),
+    ],
+)  # fmt: skip
+def test_bad_declared_categories_are_refused_naming_the_column(categories, error, message):
+    with pytest.raises(error, match=message):
+        fit_table(_declared_train(), "t", alpha=1.0, categories=categories)
+
+
+def test_a_declared_class_never_in_training_gets_the_smoothed_prior():
+    train = _declared_train()
+    fitted = fit_table(train, "t", alpha=1.0, categories={"t": ["p", "q", "r"]})
+    assert fitted.classes == ("p", "q", "r")
+    np.testing.assert_allclose(np.exp(fitted.model.log_prior), [4 / 9, 4 / 9, 1 / 9])
+
+
+def test_a_column_of_raw_floats_is_refused_at_fit_saying_to_bin_it():
+    rng = np.random.default_rng(0)
+    x = rng.normal(170.0, 10.0, 300).round(1)
+    table = pd.DataFrame({"height": x, "colour": rng.choice(["r", "g"], 300)})
+    table["label"] = np.where(x > 170, "tall", "short")
+    assert table["height"].nunique() > 200  # raw measurements, as held
+    with pytest.raises(
+        ValueError, match=r"column 'height' holds non-integer numbers \(2\d\d distinct"
+    ) as err:
+        fit_table(table, "label")  # fmt: skip
+    assert "pandas.cut" in str(err.value) and "pandas.qcut" in str(err.value)
+    # the same numbers as Python floats in an object column are refused too
+    with pytest.raises(ValueError, match="column 'height' holds non-integer numbers"):
+        fit_table(table.astype({"height": object}), "label")
+    # binned, they are accepted (pandas.cut gives a Categorical with every bin declared)
+    binned = table.assign(height=pd.cut(table["height"], bins=5))
+    fitted = fit_table(binned, "label", seed=0)
+    assert fitted.encoder.n_values == [5, 2]
+    # integer-valued floats are codes, not raw numbers (2.0 and 2 are one category)
+    ints = table.assign(height=(x // 10).astype(float))
+    assert fit_table(ints, "label", alpha=1.0).encoder.categories[0][0] == int(x.min() // 10)
+
+
+def test_an_empty_table_is_refused_at_fit():
+    with pytest.raises(ValueError, match=r"the training table is empty \(0 rows"):
+        fit_table(_declared_train().iloc[:0], "t")
+
+
+def test_a_single_class_table_is_refused_at_fit_naming_target_and_class():
+    table = _declared_train().assign(t="yes")
+    with pytest.raises(
+        ValueError, match=r"target column 't' holds one class only \('yes' in all 6 rows\)"
+    ):
+        fit_table(table, "t", alpha=1.0)  # fmt: skip
+
+
+def test_too_few_rows_for_the_cv_folds_name_cv_folds():
+    with pytest.raises(ValueError, match=r"6 training rows cannot be split into cv_folds=10"):
+        fit_table(_declared_train(), "t", cv_folds=10)
+
+
+def test_categorical_nb_predictions_are_its_class_labels():
+    """String labels: robustness's prediction is sklearn's own predict, row for row."""
+    X, y = _codes(200, seed=5)
+    labels = np.array(["setosa", "versicolor", "virginica"])[y]
+    sk = CategoricalNB(alpha=0.5).fit(X, labels)
+    out = robustness(sk, X)
+    assert (out["prediction"].to_numpy() == sk.predict(X)).mean() == 1.0
+    assert set(out["prediction"]) <= set(sk.classes_)
+
+
+def test_categorical_nb_fitted_on_a_dataframe_matches_columns_by_name():
+    X, y = _codes(150, seed=6)
+    frame = pd.DataFrame(X, columns=["w", "x", "y", "z"])
+    sk = CategoricalNB().fit(frame, np.array(["no", "yes", "maybe"])[y])
+    ref = robustness(sk, frame)
+    shuffled = robustness(sk, frame[["z", "x", "w", "y"]])
+    pd.testing.assert_frame_equal(ref, shuffled)
+    np.testing.assert_array_equal(ref["prediction"].to_numpy(), sk.predict(frame))
+    with pytest.raises(ValueError, match=r"missing \['z'\], extra \['v'\]"):
+        robustness(sk, frame.rename(columns={"z": "v"}))
+
+
+def test_test_columns_in_another_order_are_matched_by_name():
+    X, y = _codes(100, seed=7)
+    names = np.array(["lo", "mid", "hi"])
+    frame = pd.DataFrame({f"f{i}": names[X[:, i]] for i in range(4)})
+    frame["label"] = np.array(["a", "b", "c"])[y]
+    fitted = fit_table(frame, "label", alpha=1.0)
+    test = frame.drop(columns="label")
+    ref = robustness(fitted, test)
+    pd.testing.assert_frame_equal(robustness(fitted, test[["f3", "f1", "f0", "f2"]]), ref)
+    pd.testing.assert_frame_equal(robustness(fitted, frame), ref)  # the target is left out
+    one = robustness(fitted, test.iloc[4][["f2", "f0", "f3", "f1"]])  # a Series: one row
+    pd.testing.assert_frame_equal(one, ref.iloc[[4]])
+    lists = r"training columns: \['f0', 'f1', 'f2', 'f3'\]; given: \['f0', 'f1', 'f2'\]"
+    with pytest.raises(ValueError, match=rf"lacks the training columns \['f3'\] .*{lists}"):
+        robustness(fitted, test.drop(columns="f3"))
+    with pytest.raises(ValueError, match=r"has columns not seen in training \['id'\]"):
+        robustness(fitted, test.assign(id=1))
+
+
+def test_non_string_column_names_work():
+    X, y = _codes(60, seed=8)
+    frame = pd.DataFrame(X)
+    frame["label"] = y
+    fitted = fit_table(frame, "label", alpha=1.0)
+    pd.testing.assert_frame_equal(
+        robustness(fitted, frame.drop(columns="label")),
+        robustness(fit_nbc(X, y, 3, [3] * 4, 1.0), X),
+    )

@@ -148,7 +148,7 @@ def test_noise_of_another_dimension_is_refused(forest, data):
     x = X[0]
     with pytest.raises(ValueError, match="3 variances.*4 features"):
         robustness(forest, x, Gaussian(np.ones(3)))
-    with pytest.raises(ValueError, match="3x3.*4 features"):
+    with pytest.raises(ValueError, match=r"shape \(3, 3\).*4 features"):
         robustness(forest, x, Gaussian(np.eye(3)))
     with pytest.raises(ValueError, match="3 marginals.*4 features"):
         robustness(forest, x, Norta([NormalMarginal(0, 1)] * 3, np.eye(3)))
@@ -185,7 +185,7 @@ def test_xgboost_label_and_robustness_follow_predict(data):
 
 def test_deterministic_mode_repeats_exactly(forest, data):
     X, _ = data
-    kw = {"max_boxes": 200, "max_draws": 50_000, "seed": 3, "half_width": 0.0}
+    kw = {"max_boxes": 200, "max_draws": 50_000, "seed": 3, "half_width": 1e-12}
     a = robustness(forest, X[2], Gaussian(0.6), **kw)
     b = robustness(forest, X[2], Gaussian(0.6), time_budget=1e-3, **kw)
     assert a.n_draws == b.n_draws == 50_000 and a.stop == "max_draws"
@@ -204,7 +204,7 @@ def test_fixed_look_gives_the_clopper_pearson_interval(forest, data):
     X, _ = data
     n = 40_000
     r = robustness(forest, X[4], Gaussian(CORR * 0.4), max_boxes=1, max_draws=n,
-                   half_width=0.0, seed=5)  # fmt: skip
+                   half_width=1e-12, seed=5)  # fmt: skip
     assert r.n_draws == n and r.stop == "max_draws"
     lo, hi = clopper_pearson(round(r.estimate * n), n, 1 - (1 - SEQ_SHARE) * 0.05)
     assert lo - 1e-12 <= r.ci_low <= r.estimate <= r.ci_high <= hi + 1e-12
@@ -225,3 +225,148 @@ def test_planned_draws_reach_the_half_width(p):
     m = int(n / 1.5)
     lo, hi = clopper_pearson(round(p * m), m, 1 - alpha)
     assert (hi - lo) / 2 > target
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"time_budget": float("nan")}, "time_budget must be a finite number; got nan"),
+        ({"time_budget": "2"}, "time_budget must be a number; got '2'"),
+        ({"time_budget": -1.0}, "time_budget must be > 0"),
+        ({"time_budget": 0}, "time_budget must be > 0"),
+        ({"half_width": 0.0}, "half_width must be > 0"),
+        ({"half_width": -0.1}, "half_width must be > 0"),
+        ({"half_width": float("nan")}, "half_width must be a finite number"),
+        ({"max_draws": -5}, "max_draws must be > 0; got -5"),
+        ({"max_draws": 0}, "max_draws must be > 0"),
+        ({"max_draws": 10.5}, "max_draws must be an integer"),
+        ({"max_boxes": -1, "max_draws": 100}, "max_boxes must be >= 0; got -1"),
+        ({"tol": float("nan")}, "tol must be a finite number"),
+        ({"tol": -1e-9}, "tol must be >= 0"),
+        ({"confidence": float("nan")}, "confidence must be a finite number"),
+        ({"confidence": 1.0}, r"confidence must be in \(0, 1\)"),
+        ({"certify_fraction": 2.0}, r"certify_fraction must be in \[0, 1\]"),
+    ],
+)
+def test_invalid_arguments_are_refused_by_name(forest, data, kwargs, message):
+    """Issue 22: a NaN budget hung, max_draws=-5 answered 0.5; each is now refused."""
+    X, _ = data
+    with pytest.raises(ValueError, match=message):
+        robustness(forest, X[0], Gaussian(0.1), **kwargs)
+    with pytest.raises(ValueError, match=message):
+        robustness_batch(forest, X[:2], Gaussian(0.1), **kwargs)
+
+
+def test_engine_refuses_noise_of_another_size(forest, data):
+    """exact_robustness used to ignore a fifth noise dimension on a 4-feature model."""
+    X, _ = data
+    ens = extract_ensemble(forest)
+    x = X[0]
+    for noise in (IndependentNormal(np.r_[x, 0.0], 0.3), IndependentNormal(x[:3], 0.3),
+                  Gaussian(0.1).bind(np.r_[x, 0.0])):  # fmt: skip
+        with pytest.raises(ValueError, match=r"noise has \d features but the model has 4"):
+            exact_robustness(ens, noise, x)
+    with pytest.raises(ValueError, match=r"sigma has shape \(5,\) but mu has 4 features"):
+        IndependentNormal(x, np.ones(5))
+    with pytest.raises(ValueError, match="tol must be a finite number"):
+        exact_robustness(ens, IndependentNormal(x, 0.3), x, tol=float("nan"))
+    # a spec is bound to mu: the same as binding it first
+    a = exact_robustness(ens, Gaussian(0.1), x)
+    b = exact_robustness(ens, Gaussian(0.1).bind(x), x)
+    assert (a.lower, a.upper) == (b.lower, b.upper)
+
+
+def test_a_covariance_of_another_shape_is_reported_with_its_shape(forest, data):
+    X, _ = data
+    with pytest.raises(ValueError, match=r"noise variance has shape \(4, 4, 4\)"):
+        robustness(forest, X[0], Gaussian(np.ones((4, 4, 4))))
+
+
+def test_an_answer_without_draws_says_so(forest, data, monkeypatch):
+    """When the budget is spent before any draw the answer is the certified bounds, status
+    bounds_only and estimate NaN, never a plain 0.5 (issue 22)."""
+    import reliquant.trees.anytime as anytime
+
+    X, _ = data
+    real = anytime.exact_robustness
+
+    def slow_engine(*args, **kwargs):  # the certification overruns the whole budget
+        import time
+
+        out = real(*args, **kwargs, max_boxes=2)  # undecided, whatever the machine's speed
+        time.sleep(0.25)
+        return out
+
+    monkeypatch.setattr(anytime, "exact_robustness", slow_engine)
+    r = robustness(forest, X[2], Gaussian(0.6), time_budget=0.2)
+    assert r.n_draws == 0 and r.status == "bounds_only" and np.isnan(r.estimate)
+    assert (r.ci_low, r.ci_high) == (r.lower, r.upper) and r.stop == "time_budget"
+    monkeypatch.undo()
+    ok = robustness(forest, X[2], Gaussian(0.6), max_boxes=2, max_draws=4096)
+    assert ok.status == "sampled" and ok.n_draws > 0 and np.isfinite(ok.estimate)
+    exact = robustness(forest, X[2], Gaussian(1e-6), time_budget=0.3)
+    assert exact.status == "exact" and exact.exact
+
+
+def test_reading_the_model_is_not_charged_to_the_budget(data, monkeypatch):
+    """A model whose checks are slow (HistGradientBoosting's decision_function on a loaded
+    machine) still gets its whole budget for the sample: the clock starts after reading."""
+    import time
+
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    import reliquant.trees.anytime as anytime
+
+    X, y = data
+    model = HistGradientBoostingClassifier(max_iter=20, random_state=0).fit(X, y)
+    real = anytime.extract_ensemble
+
+    def slow_extract(m):
+        time.sleep(0.5)
+        return real(m)
+
+    monkeypatch.setattr(anytime, "extract_ensemble", slow_extract)
+    t = time.perf_counter()
+    r = robustness(model, X[3], Gaussian(0.5), time_budget=0.3)
+    assert time.perf_counter() - t >= 0.5
+    assert r.seconds < 0.45 and (r.status == "exact" or r.n_draws > 0)
+    df = robustness_batch(model, X[:3], Gaussian(0.5), time_budget=0.2)  # read once
+    assert (df["seconds"] < 0.35).all()
+
+
+@pytest.mark.slow
+def test_readme_example_keeps_its_budget_on_an_empty_numba_cache(tmp_path):
+    """On an empty numba cache (a fresh clone) the README's robustness(..., time_budget=2.0)
+    example returns within 2.5 s: the kernel compiles at ``import reliquant.trees``."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    script = """
+import json, time
+t = time.perf_counter()
+import reliquant.trees
+from reliquant.trees import Gaussian, robustness
+t_import = time.perf_counter() - t
+from sklearn.datasets import load_iris
+from sklearn.ensemble import RandomForestClassifier
+iris = load_iris()
+forest = RandomForestClassifier(n_estimators=10, max_depth=3, random_state=0)
+forest.fit(iris.data, iris.target)
+t = time.perf_counter()
+r = robustness(forest, iris.data[70], Gaussian(0.1), time_budget=2.0)
+first = time.perf_counter() - t
+t = time.perf_counter()
+r2 = robustness(forest, iris.data[70], Gaussian(0.5), time_budget=2.0)
+second = time.perf_counter() - t
+print(json.dumps({"import": t_import, "first": first, "second": second, "status": r.status,
+                  "lower": r.lower, "draws2": r2.n_draws, "status2": r2.status}))
+"""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                         text=True, check=True)  # fmt: skip
+    got = json.loads(out.stdout.strip().splitlines()[-1])
+    assert got["first"] < 2.5 and got["second"] < 2.5, got
+    assert got["status"] == "exact" and abs(got["lower"] - 0.4558711667) < 1e-9, got
+    assert got["status2"] != "bounds_only", got

@@ -3,15 +3,27 @@
 Snakemake merges ``config.yaml`` with every ``--configfile`` given after it; :func:`load_config`
 does the same (a recursive merge of mappings, later files win), so a benchmark run standalone
 sees the same numbers as one run by its rule. :func:`read_config_file` names the file and line
-of a YAML error; :func:`validate_config` checks a configuration against the workflow's JSON
-schema and reports each problem in one line naming the key (the workflow calls both before any
-job is planned).
+of a YAML error (a key written twice in one mapping is one: YAML would keep the last silently);
+:func:`validate_config` checks a configuration before any job is planned and reports each
+problem in one line naming the dotted key and its value:
+
+* every number is finite (:func:`nonfinite_values`): a NaN compares false with every bound, so
+  the schema's ``minimum`` would let ``nbc.paper.z: .nan`` through to a claim "beyond nan
+  standard errors";
+* the workflow's JSON schema (types, bounds, ``enum`` for the names of a static set,
+  ``uniqueItems`` for lists of names);
+* the constraints between keys the schema files declare under ``x-checks``
+  (:func:`cross_key_problems`): a name that must be one of another key's names, or must not
+  be; list entries unique by a field (a list the workflow turns into a mapping); ordered
+  ends of a range. They live in the schemas, beside the keys they relate, and are checked
+  here so that no rule file has to import a topic's package to check its settings.
 """
 
 from __future__ import annotations
 
+import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,10 +33,13 @@ from referencing import Registry, Resource
 
 __all__ = [
     "ConfigError",
+    "NONFINITE_ALLOWED",
     "config_section",
+    "cross_key_problems",
     "load_config",
     "main",
     "merge",
+    "nonfinite_values",
     "read_config_file",
     "validate_config",
 ]
@@ -55,16 +70,42 @@ class ConfigError(ValueError):
     """A configuration file or value the workflow cannot run with; the message names it."""
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing a key written twice in one mapping (PyYAML keeps the
+    last one silently: two ``brightness:`` sections would lose the first)."""
+
+    def construct_mapping(self, node, deep=False):  # noqa: D102 (PyYAML's hook)
+        if isinstance(node, yaml.MappingNode):
+            self.flatten_mapping(node)
+            first: dict[Any, yaml.Node] = {}
+            for key_node, _ in node.value:
+                key = self.construct_object(key_node, deep=deep)
+                try:
+                    seen = first.setdefault(key, key_node)
+                except TypeError:  # an unhashable key: PyYAML's own error follows
+                    continue
+                if seen is not key_node:
+                    raise yaml.constructor.ConstructorError(
+                        "while reading a mapping",
+                        node.start_mark,
+                        f"key {key!r} written twice (first at line {seen.start_mark.line + 1}); "
+                        "YAML would keep only the last",
+                        key_node.start_mark,
+                    )
+        return super().construct_mapping(node, deep=deep)
+
+
 def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
     """The mapping in one YAML config file; a ConfigError names the file (and line) when the
-    file is missing, empty, not valid YAML, or not a mapping of sections."""
+    file is missing, empty, not valid YAML, not a mapping of sections, or writes one key twice
+    in a mapping."""
     file = Path(path)
     try:
         text = file.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as err:
         raise ConfigError(f"config file {file}: cannot be read ({err})") from err
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a safe loader)
     except yaml.MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "somewhere"
@@ -90,12 +131,12 @@ def _schema_registry(schema_dir: Path) -> Registry:
     return Registry().with_resources(resources)
 
 
-def _key_path(error, config: Any) -> str:
-    """The dotted key path of a violation; a list entry with a ``name`` (a custom case) is
-    written ``custom['name']`` instead of ``custom.0``."""
+def _dotted(keys: Sequence[Any], config: Any) -> str:
+    """The dotted path of ``keys`` in ``config``; a list entry with a ``name`` (a custom
+    case) is written ``custom['name']`` instead of ``custom.0``."""
     parts: list[str] = []
     node = config
-    for key in error.absolute_path:
+    for key in keys:
         item = node[key] if isinstance(key, int) and isinstance(node, list) else None
         name = item.get("name") if isinstance(item, Mapping) else None
         if isinstance(name, str) and parts:
@@ -107,6 +148,11 @@ def _key_path(error, config: Any) -> str:
         except (KeyError, IndexError, TypeError):
             node = None
     return ".".join(parts) or "(top level)"
+
+
+def _key_path(error, config: Any) -> str:
+    """The dotted key path of a schema violation (see :func:`_dotted`)."""
+    return _dotted(list(error.absolute_path), config)
 
 
 def _describe(error, config: Any = None) -> str:
@@ -122,17 +168,190 @@ def _describe(error, config: Any = None) -> str:
         return f"unknown key {', '.join(map(repr, unknown))} {where}; allowed: {', '.join(allowed)}"
     if error.validator == "required":
         return f"{key}: {error.message}"
+    if error.validator == "not" and set(error.validator_value) == {"required"}:
+        # keys a `not: {required: [...]}` forbids here (with the schema's `x-why`, if any)
+        keys = ", ".join(map(repr, error.validator_value["required"]))
+        why = error.schema.get("x-why") if isinstance(error.schema, Mapping) else None
+        return f"{key}: {keys} must not be set here" + (f" ({why})" if why else "")
     return f"{key} = {error.instance!r}: {error.message}"
 
 
+#: Dotted keys allowed to hold NaN or an infinity (each with its reason). None is: every
+#: number of the configuration is a seed, a count, a size, a probability, a tolerance, a
+#: threshold or a number a paper reports, and a missing value is written ``null`` where a
+#: key allows it. A key added here is skipped by :func:`nonfinite_values`.
+NONFINITE_ALLOWED: frozenset[str] = frozenset()
+
+
+def _walk(node: Any, keys: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """Every leaf of a nest of mappings and lists with its key path."""
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            yield from _walk(value, (*keys, key))
+    elif isinstance(node, list | tuple):
+        for i, value in enumerate(node):
+            yield from _walk(value, (*keys, i))
+    else:
+        yield keys, node
+
+
+def nonfinite_values(config: Mapping[str, Any]) -> list[tuple[str, float]]:
+    """``(dotted key, value)`` of every NaN or infinite number of ``config`` (at any depth,
+    list entries included), except the keys of :data:`NONFINITE_ALLOWED`.
+
+    YAML reads ``.nan`` and ``.inf`` as floats, which pass a schema's bounds (a NaN compares
+    false with every ``minimum``) and then run to the end with a meaningless answer.
+    """
+    found = []
+    for keys, value in _walk(config):
+        if isinstance(value, float) and not math.isfinite(value):
+            key = _dotted(keys, config)
+            if key not in NONFINITE_ALLOWED:
+                found.append((key, value))
+    return found
+
+
+_MISSING = object()
+
+
+def _lookup(config: Any, dotted: str) -> Any:
+    """The value at a dotted key of ``config`` (``_MISSING`` when a part is absent)."""
+    node = config
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return _MISSING
+        node = node[part]
+    return node
+
+
+def _names(value: Any) -> list[Any]:
+    """The names a key holds: a mapping's keys, a list's items, or the one value."""
+    if isinstance(value, Mapping):
+        return list(value)
+    if isinstance(value, list | tuple):
+        return list(value)
+    return [value]
+
+
+def _listing(names: Sequence[Any]) -> str:
+    return ", ".join(str(n) for n in names) if names else "none"
+
+
+def _check_in(check: Mapping[str, Any], config: Any, member: bool) -> list[str]:
+    """``in`` (``member``) / ``not_in`` checks: the value of ``key`` (each item of a list)
+    must (not) be one of the names of the key ``of`` (keys of a mapping, items of a list) or
+    of the literal list ``values``."""
+    key = check["key"]
+    value = _lookup(config, key)
+    if value is _MISSING or value is None:
+        return []
+    if "of" in check:
+        source = _lookup(config, check["of"])
+        if source is _MISSING or source is None:
+            return []
+        allowed, where = _names(source), check["of"]
+    else:
+        allowed, where = list(check["values"]), None
+    items = list(enumerate(value)) if isinstance(value, list) else [(None, value)]
+    problems = []
+    for i, item in items:
+        name = key if i is None else f"{key}.{i}"
+        if (item in allowed) == member:
+            continue
+        why = f" ({check['why']})" if "why" in check else ""
+        if member:
+            among = f"the names of {where}: " if where else ""
+            problems.append(f"{name} = {item!r} is not one of {among}{_listing(allowed)}{why}")
+        else:
+            among = f"a name of {where}" if where else f"one of {_listing(allowed)}"
+            problems.append(f"{name} = {item!r} must not be {among}{why}")
+    return problems
+
+
+def _check_unique_by(check: Mapping[str, Any], config: Any) -> list[str]:
+    """``unique_by``: no two entries of the list at ``key`` have equal ``field``."""
+    entries = _lookup(config, check["key"])
+    if not isinstance(entries, list):
+        return []
+    field, first, problems = check["field"], {}, []
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, Mapping) or field not in entry:
+            continue
+        j = first.setdefault(entry[field], i)
+        if j != i:
+            why = f" ({check['why']})" if "why" in check else ""
+            problems.append(
+                f"{check['key']}.{j} and {check['key']}.{i} both have {field} = "
+                f"{entry[field]!r}: entries must differ in {field}{why}"
+            )
+    return problems
+
+
+def _check_ordered(check: Mapping[str, Any], config: Any) -> list[str]:
+    """``ordered``: the value of ``low`` is at most (``strict``: below) that of ``high``;
+    skipped when either is absent or null."""
+    low, high = _lookup(config, check["low"]), _lookup(config, check["high"])
+    if any(v is _MISSING or v is None for v in (low, high)):
+        return []
+    strict = bool(check.get("strict", False))
+    if low < high or (low == high and not strict):
+        return []
+    relation = "below" if strict else "at most"
+    why = f" ({check['why']})" if "why" in check else ""
+    return [f"{check['low']} = {low!r} must be {relation} {check['high']} = {high!r}{why}"]
+
+
+_CHECKS = {
+    "in": lambda c, cfg: _check_in(c, cfg, member=True),
+    "not_in": lambda c, cfg: _check_in(c, cfg, member=False),
+    "unique_by": _check_unique_by,
+    "ordered": _check_ordered,
+}
+
+
+def cross_key_problems(config: Mapping[str, Any], checks: Sequence[Mapping[str, Any]]) -> list[str]:
+    """One line per violated constraint between keys of ``config``.
+
+    Each check is a mapping with one kind (``in``, ``not_in``, ``unique_by``, ``ordered``)
+    holding its arguments, dotted keys from the configuration's top level; an optional
+    ``why`` is appended to its message:
+
+    * ``in: {key, of | values}``: the value of ``key`` (each item of a list) is one of the
+      names of the key ``of`` (a mapping's keys or a list's items) or of ``values``;
+    * ``not_in: {key, of | values}``: it is none of them;
+    * ``unique_by: {key, field}``: no two entries of the list at ``key`` share ``field``;
+    * ``ordered: {low, high, strict}``: ``low <= high`` (``strict``: ``low < high``).
+
+    A check whose keys are absent or null is skipped (the schema says which keys must be set).
+    """
+    problems: list[str] = []
+    for check in checks:
+        kinds = [k for k in check if k in _CHECKS]
+        if len(kinds) != 1:
+            raise ConfigError(f"x-checks entry {dict(check)!r}: needs one of {sorted(_CHECKS)}")
+        args = dict(check[kinds[0]])
+        if "why" in check:
+            args["why"] = check["why"]
+        problems.extend(_CHECKS[kinds[0]](args, config))
+    return problems
+
+
 def validate_config(config: Mapping[str, Any], schema: str | os.PathLike) -> None:
-    """Check ``config`` against the JSON schema file ``schema`` (``$ref`` to sibling schema
-    files resolved); raise a :class:`ConfigError` with one line per problem (at most ten), each
-    naming the key, instead of the schema itself."""
+    """Check ``config`` before any job: finite numbers (:func:`nonfinite_values`), the JSON
+    schema file ``schema`` (``$ref`` to sibling schema files resolved), then the constraints
+    between keys every schema file of that folder declares under ``x-checks``
+    (:func:`cross_key_problems`). Raise a :class:`ConfigError` with one line per problem (at
+    most ten), each naming the dotted key and its value, instead of the schema itself."""
     path = Path(schema)
     registry = _schema_registry(path.parent)
     root = registry[path.name].contents
     validator = Draft202012Validator(root, registry=registry)
+    nonfinite = nonfinite_values(config)
+    lines = [
+        f"{key} = {value!r}: not a finite number (NaN and infinities are refused)"
+        for key, value in nonfinite
+    ]
+    bad = {key for key, _ in nonfinite}
     errors = sorted(validator.iter_errors(config), key=lambda e: [str(k) for k in e.path])
     # a key a narrower rule (a custom case's kind) also names is reported once, by that rule
     named = {
@@ -143,17 +362,28 @@ def validate_config(config: Mapping[str, Any], schema: str | os.PathLike) -> Non
     errors = [
         e
         for e in errors
-        if e.validator != "additionalProperties"
-        or not isinstance(e.instance, Mapping)
-        or not all(
-            (tuple(e.absolute_path), k) in named
-            for k in set(e.instance) - set(e.schema.get("properties", {}))
+        if (
+            e.validator != "additionalProperties"
+            or not isinstance(e.instance, Mapping)
+            or not all(
+                (tuple(e.absolute_path), k) in named
+                for k in set(e.instance) - set(e.schema.get("properties", {}))
+            )
         )
+        and _key_path(e, config) not in bad  # a NaN is reported once, as not finite
     ]
-    if errors:
-        lines = [_describe(e, config) for e in errors[:10]]
-        more = f"\n(and {len(errors) - 10} more)" if len(errors) > 10 else ""
-        raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines) + more)
+    lines += [_describe(e, config) for e in errors]
+    if not lines:  # the relations between keys are compared on a configuration of valid keys
+        checks = [
+            check
+            for uri in sorted(registry)
+            if isinstance(registry[uri].contents, Mapping)
+            for check in registry[uri].contents.get("x-checks", [])
+        ]
+        lines = cross_key_problems(config, checks)
+    if lines:
+        more = f"\n(and {len(lines) - 10} more)" if len(lines) > 10 else ""
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines[:10]) + more)
 
 
 def config_section(

@@ -204,7 +204,7 @@ def _refuse_raw_numbers(col: Any, norm: list[Any]) -> None:
     numbers = [v for v in norm if isinstance(v, float)]
     if numbers:
         raise ValueError(
-            f"column {col!r} holds non-integer numbers ({len(set(numbers))} distinct, e.g. "
+            f"column {col!r} holds non-integer numbers ({len(set(norm))} distinct values, e.g. "
             f"{numbers[0]!r}): this Naive Bayes is categorical, so bin the column first, e.g. "
             f"table[{col!r}] = pandas.cut(table[{col!r}], bins=5) or pandas.qcut(..., q=4), "
             f"or declare its values with fit_table(..., categories={{{col!r}: [...]}})"

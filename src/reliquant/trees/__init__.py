@@ -3,6 +3,11 @@
 The method a user calls is exported here (``__all__``); the reproduction of the papers'
 Section 5 lives in :mod:`reliquant.trees.reproduction`.
 
+Importing this package compiles the numba sampling kernel (:func:`warm_up`), so that no
+``robustness(..., time_budget=...)`` call spends its budget compiling: once per machine this
+takes tens of seconds (numba then caches it on disk beside :mod:`reliquant.trees.kernel`);
+later imports load it from the cache in a fraction of a second.
+
 Modules
 -------
 structure     the tree-ensemble representation: exact split semantics and label arithmetic
@@ -15,6 +20,8 @@ boxes         the papers' grid method and its 99 % pruning
 engine        our exact branch-and-bound engine with certified bounds
 leaf_tables   the engine's per-sample tables: reachable leaves, path conditions, score gaps
 noise         noise around one input: Gaussian (scalar, per-feature or covariance) and Norta
+inputs        a user's sample (array, Series, DataFrame) and noise matched to the model's
+              features, by name when both have names
 plan          the compiled sampler's plan: in-play features, their bins, the live trees
 kernel        the numba kernel that draws bins, evaluates live trees and counts agreements
 confidence    an anytime-valid confidence sequence for a Bernoulli mean (betting)
@@ -26,7 +33,7 @@ reproduction  the papers' Section 5: data preparation, model fitting, per-sample
               agreement, figures, experiments, Pima, paper comparison, highlights
 """
 
-from reliquant.trees.anytime import RobustnessResult, robustness, robustness_batch
+from reliquant.trees.anytime import RobustnessResult, robustness, robustness_batch, warm_up
 from reliquant.trees.box_mass import CorrelatedNormal, IndependentNormal, NortaNoise
 from reliquant.trees.boxes import grid_robustness
 from reliquant.trees.engine import EngineResult, exact_robustness
@@ -52,4 +59,7 @@ __all__ = [
     "monte_carlo_robustness",
     "robustness",
     "robustness_batch",
+    "warm_up",
 ]
+
+warm_up(full=False)  # compile (first import on a machine) or load the kernel robustness uses

@@ -37,16 +37,33 @@
 Reading a result: ``lower``/``upper`` are certain (up to float rounding; for correlated
 noise up to the QMC integrator's error target); ``ci_low``/``ci_high`` hold R with
 probability >= ``confidence`` and always lie inside ``[lower, upper]``; ``exact`` means
-``upper - lower <= tol``.
+``upper - lower <= tol``. ``status`` says what the answer rests on: ``"exact"``,
+``"sampled"`` (draws were made), or ``"bounds_only"``: the budget ran out before any draw,
+so the answer is the certified ``[lower, upper]`` alone and ``estimate`` is NaN (never a
+made-up 0.5).
+
+What the budget covers: the certification and the sampling of this sample. Reading the
+model (:func:`reliquant.trees.extract_ensemble` and its checks against the library's own
+output) comes before the clock starts (pass a :class:`TreeEnsemble`, or use
+:func:`robustness_batch`, to read a model once for many samples), and so does compiling the
+numba kernel: ``import reliquant.trees`` compiles it (once per machine: numba caches it on
+disk; later imports load it in a fraction of a second), :func:`warm_up` does it explicitly,
+and a kernel specialisation first met inside a call is compiled before its clock starts.
+
+Inputs are matched to the model's features by name when both have names
+(:mod:`reliquant.trees.inputs`); every argument is checked and refused with its name
+(``time_budget``, ``half_width``, ``max_draws``, ``max_boxes``, ``tol``, ...).
 
 Public API: :func:`robustness` -> :class:`RobustnessResult`, :func:`robustness_batch`,
-:func:`warm_up` (compile the kernel before timing anything).
+:func:`warm_up` (compile the kernel before timing anything), :data:`STATUSES`.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import asdict, dataclass
+from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
@@ -55,7 +72,8 @@ from scipy import stats
 from reliquant.core.seeding import block_int_seed
 from reliquant.trees.confidence import mixture_interval, tuned_rho
 from reliquant.trees.engine import exact_robustness, root_box
-from reliquant.trees.kernel import chunk_seeds, count_agree
+from reliquant.trees.inputs import match_features, noise_in_model_order, noise_spec
+from reliquant.trees.kernel import chunk_seeds, compile_for, count_agree
 from reliquant.trees.monte_carlo import clopper_pearson
 from reliquant.trees.plan import build_plan
 from reliquant.trees.readers import extract_ensemble
@@ -67,6 +85,7 @@ __all__ = [
     "ROUND_CHUNKS",
     "RobustnessResult",
     "SEQ_SHARE",
+    "STATUSES",
     "STOP_REASONS",
     "STRATIFY_BELOW",
     "TIME_SHARE",
@@ -76,6 +95,9 @@ __all__ = [
 ]
 
 STOP_REASONS = ("exact", "half_width", "time_budget", "max_draws")
+#: ``RobustnessResult.status``: exact (certified gap <= tol), sampled (draws made), or
+#: bounds_only (no draw could be made: the certified bounds are the answer, estimate NaN).
+STATUSES = ("exact", "sampled", "bounds_only")
 CHUNK = 4096  # draws per kernel chunk (one random stream each)
 ROUND_CHUNKS = 32  # chunks between looks in deterministic mode
 SEQ_SHARE = 0.2  # share of 1 - confidence for the confidence sequence (the rest: the fixed look)
@@ -90,7 +112,8 @@ class RobustnessResult:
     ``confidence``, inside [lower, upper]); exact: upper - lower <= tol; n_draws: kernel
     draws; seconds: wall time; stop: one of ``STOP_REASONS``; certify_seconds, n_boxes:
     the certification phase; n_strata: pending boxes sampled; n_in_play/n_live_trees: the
-    sampled features and trees."""
+    sampled features and trees; status: one of ``STATUSES`` (``"bounds_only"``: no draw
+    was made, ``estimate`` is NaN and ``ci_low..ci_high`` are the certified bounds)."""
 
     label: object
     lower: float
@@ -108,6 +131,7 @@ class RobustnessResult:
     n_strata: int = 0
     n_in_play: int = 0
     n_live_trees: int = 0
+    status: str = "sampled"
 
     @property
     def half_width(self) -> float:
@@ -126,6 +150,40 @@ def _bind(noise, x: np.ndarray, ens: TreeEnsemble):
     if d != ens.n_features:
         raise ValueError(f"noise has {d} features but the model has {ens.n_features}")
     return noise
+
+
+def _number(name: str, value, *, low: float, low_open: bool, integer: bool = False):
+    """``value`` checked: a real number (an integer when ``integer``), not NaN, finite, and
+    above ``low`` (or at least ``low`` when not ``low_open``); else a ValueError naming it."""
+    kind = "an integer" if integer else "a number"
+    if isinstance(value, bool | np.bool_) or not isinstance(
+        value, Integral | np.integer if integer else Real | np.number
+    ):
+        raise ValueError(f"{name} must be {kind}; got {value!r} ({type(value).__name__})")
+    v = int(value) if integer else float(value)
+    if not integer and not math.isfinite(v):
+        raise ValueError(f"{name} must be a finite number; got {value!r}")
+    if v < low or (low_open and v == low):
+        raise ValueError(f"{name} must be {'>' if low_open else '>='} {low:g}; got {value!r}")
+    return v
+
+
+def _check_arguments(time_budget, confidence, tol, half_width, certify_fraction, max_draws,
+                     max_boxes) -> None:  # fmt: skip
+    """Refuse every invalid argument of :func:`robustness`, naming it."""
+    _number("time_budget", time_budget, low=0.0, low_open=True)
+    _number("confidence", confidence, low=0.0, low_open=True)
+    if not confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1); got {confidence!r}")
+    _number("tol", tol, low=0.0, low_open=False)
+    _number("half_width", half_width, low=0.0, low_open=True)
+    _number("certify_fraction", certify_fraction, low=0.0, low_open=False)
+    if not certify_fraction <= 1:
+        raise ValueError(f"certify_fraction must be in [0, 1]; got {certify_fraction!r}")
+    if max_draws is not None:
+        _number("max_draws", max_draws, low=0, low_open=True, integer=True)
+    if max_boxes is not None:
+        _number("max_boxes", max_boxes, low=0, low_open=False, integer=True)
 
 
 class _StallRule:
@@ -263,8 +321,9 @@ def _sampling_phase(plan, pieces, *, deadline, confidence, half_width, seed, max
     ci_low = max(cert_lo, base + scale * p_lo)
     ci_high = min(cert_hi, base + scale * p_hi + extra)  # = upper - P (1 - p_hi) for strata
     ci_low = min(ci_low, ci_high)
-    p_hat = s / n if n else 0.5
-    estimate = min(max(base + (scale + extra) * p_hat, ci_low), ci_high)
+    if n == 0:  # nothing drawn: the certified bounds are the answer (status bounds_only)
+        return ci_low, ci_high, math.nan, n, stop
+    estimate = min(max(base + (scale + extra) * (s / n), ci_low), ci_high)
     return ci_low, ci_high, estimate, n, stop
 
 
@@ -311,13 +370,18 @@ def robustness(
 
     ``model``: a fitted scikit-learn tree classifier, forest or gradient boosting classifier
     (classic or histogram), an XGBoost or LightGBM classifier or Booster (or a
-    :class:`TreeEnsemble`). ``noise``: :class:`reliquant.trees.noise.Gaussian` or
-    :class:`reliquant.trees.noise.Norta` (bound to ``x`` here), or a bound model of
-    :mod:`reliquant.trees.box_mass`. ``tol``: certified gap that counts as exact;
-    ``half_width``: the statistical half-width at which sampling stops early;
-    ``certify_fraction``: most share of the budget for the branch and bound; ``max_draws``:
-    cap on kernel draws. The first call in a process compiles the kernel (numba, cached on
-    disk; :func:`warm_up` does it ahead).
+    :class:`TreeEnsemble`). ``x``: one sample: an array in the model's feature order, or a
+    pandas Series / one-row DataFrame, matched to the model's feature names by name when the
+    model knows them (:mod:`reliquant.trees.inputs`; missing or unknown names are refused).
+    ``noise``: :class:`reliquant.trees.noise.Gaussian` or :class:`reliquant.trees.noise.Norta`
+    (bound to ``x`` here; described in ``x``'s column order), a bare number ``v`` (=
+    ``Gaussian(v)``: isotropic normal noise of variance ``v``), or a bound model of
+    :mod:`reliquant.trees.box_mass`. ``time_budget`` (s, > 0): the budget for this sample
+    (reading the model and compiling the kernel are not charged to it: module docstring).
+    ``tol`` (>= 0): certified gap that counts as exact; ``half_width`` (> 0): the
+    statistical half-width at which sampling stops early; ``certify_fraction`` (in [0, 1]):
+    most share of the budget for the branch and bound; ``max_draws`` (>= 1): cap on kernel
+    draws. Every argument is checked, and an invalid one is refused naming it.
 
     Timed mode: a pilot of plain draws (on a stream of its own) first measures how long
     plain sampling needs for ``half_width``; certification stops when it no longer pays
@@ -328,13 +392,12 @@ def robustness(
     certification phase bounds at most that many boxes, no time limit) together with
     ``max_draws``; ``time_budget`` is then ignored and the result depends on ``seed`` only.
     """
+    _check_arguments(time_budget, confidence, tol, half_width, certify_fraction, max_draws,
+                     max_boxes)  # fmt: skip
+    ens = _as_ensemble(model)  # reading and checking the model: before the clock starts
+    x, perm, names = match_features(x, ens, one=True)
+    noise = noise_in_model_order(noise_spec(noise), ens, perm, names)
     t0 = time.perf_counter()
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1); got {confidence}")
-    if time_budget <= 0 or not 0 <= certify_fraction <= 1:
-        raise ValueError("time_budget must be > 0 and certify_fraction in [0, 1]")
-    ens = _as_ensemble(model)
-    x = np.asarray(x, dtype=np.float64)
     bound = _bind(noise, x, ens)
     y = int(ens.predict_index(x)[0])
     independent = bool(getattr(bound, "independent", False))
@@ -346,6 +409,8 @@ def robustness(
     if not deterministic:
         box_lo, box_hi, outside = _plain_region(ens, bound, tol, independent)
     plain = build_plan(ens, bound, y, box_lo, box_hi)
+    compiling = compile_for(plain)  # a kernel specialisation met first here: not charged
+    t0, deadline = t0 + compiling, deadline + compiling
     pilot = (np.inf, 0.5, 1)
     if deterministic:
         limits = {"max_boxes": max_boxes}
@@ -370,7 +435,7 @@ def robustness(
         return RobustnessResult(
             lower=eng.lower, upper=eng.upper, estimate=eng.robustness, ci_low=eng.lower,
             ci_high=eng.upper, exact=True, n_draws=0, seconds=time.perf_counter() - t0,
-            stop="exact", **common,
+            stop="exact", status="exact", **common,
         )  # fmt: skip
     pend = eng.pending
     stratified = independent and pend is not None and (deterministic or eng.gap < STRATIFY_BELOW)
@@ -378,6 +443,8 @@ def robustness(
     if stratified:
         strata = (pend.lo, pend.hi, pend.mass, pend.active)
         plan = build_plan(ens, bound, y, pend.root_lo, pend.root_hi, strata)
+        compiling = compile_for(plan)
+        t0, deadline = t0 + compiling, deadline + compiling
         if not deterministic:
             pilot = _pilot(plan, seed)
     pieces = _pieces(eng, stratified, outside)
@@ -386,16 +453,29 @@ def robustness(
         seed=seed, max_draws=max_draws, pilot=pilot,
     )  # fmt: skip
     lo, hi = pieces[3], pieces[4]
+    exact = hi - lo <= tol
+    status = "exact" if exact else "sampled" if n else "bounds_only"
+    if exact and not n:
+        est = min(max((lo + hi) / 2.0, ci_low), ci_high)
     return RobustnessResult(
-        lower=lo, upper=hi, estimate=est, ci_low=ci_low, ci_high=ci_high,
-        exact=hi - lo <= tol, n_draws=n, seconds=time.perf_counter() - t0, stop=stop,
+        lower=lo, upper=hi, estimate=est, ci_low=ci_low, ci_high=ci_high, status=status,
+        exact=exact, n_draws=n, seconds=time.perf_counter() - t0, stop=stop,
         n_strata=len(plan.cum) if len(plan.cum) > 1 else 0, n_in_play=plan.n_in_play, **common,
     )  # fmt: skip
 
 
-def warm_up() -> float:
-    """Compile (or load from numba's disk cache) every kernel on a one-stump model, so the
-    first :func:`robustness` call's budget is not spent compiling; returns the seconds."""
+def warm_up(full: bool = True) -> float:
+    """Compile the numba kernel (or load it from numba's disk cache) on a one-stump model, so
+    that no :func:`robustness` budget is spent compiling; returns the seconds it took.
+
+    ``import reliquant.trees`` calls ``warm_up(full=False)``: the kernels :func:`robustness`
+    draws with. On a machine with an empty numba cache (a fresh clone) that compiles them
+    once, which takes tens of seconds (the closing note of ``docs/trees.md`` gives the
+    numbers); numba then caches them on disk (``__pycache__`` beside
+    :mod:`reliquant.trees.kernel`) and later imports load them in a fraction of a second.
+    ``full=True`` also compiles the kernel's testing and validation helpers
+    (:func:`reliquant.trees.kernel.sample_bins`, ``labels_of_bins``, ``bins_of``).
+    """
     from reliquant.trees.box_mass import IndependentNormal
     from reliquant.trees.kernel import bins_of, labels_of_bins, sample_bins
     from reliquant.trees.structure import Tree
@@ -407,19 +487,29 @@ def warm_up() -> float:
     ens = TreeEnsemble((stump,), 1, 2, "le32", "mean_proba", np.arange(2), np.array([-1]),
                        np.zeros(2))  # fmt: skip
     plan = build_plan(ens, IndependentNormal(np.zeros(1), 1.0), 0)
-    count_agree(plan, chunk_seeds(0, 0, 2), 8, 16)
-    labels_of_bins(plan, bins_of(plan, np.zeros((2, 1))))
-    sample_bins(plan, 0, 4)
+    compile_for(plan)
+    chunk_seeds(0, 0, 2)
+    if full:
+        count_agree(plan, chunk_seeds(0, 0, 2), 8, 16)
+        labels_of_bins(plan, bins_of(plan, np.zeros((2, 1))))
+        sample_bins(plan, 0, 4)
     return time.perf_counter() - t0
 
 
-def robustness_batch(model, X: np.ndarray, noise, *, seed: int = 0, **kwargs) -> pd.DataFrame:
+def robustness_batch(model, X, noise, *, seed: int = 0, **kwargs) -> pd.DataFrame:
     """:func:`robustness` for every row of ``X`` (one noise spec, bound to each row; row ``i``
     seeded ``block_int_seed(seed, "anytime", i)``): a DataFrame, one row per sample, with
-    the fields of :class:`RobustnessResult` and ``half_width``."""
+    the fields of :class:`RobustnessResult` and ``half_width``.
+
+    The model is read and checked once. ``X``: a 2-D array in the model's feature order, or
+    a DataFrame matched to the model's feature names by name when it knows them (missing or
+    unknown names are refused, naming both lists; :mod:`reliquant.trees.inputs`); the noise
+    is described in ``X``'s column order."""
     ens = _as_ensemble(model)
+    values, perm, names = match_features(X, ens, one=False, what="X")
+    noise = noise_in_model_order(noise_spec(noise), ens, perm, names)
     rows = []
-    for i, x in enumerate(np.atleast_2d(np.asarray(X, dtype=np.float64))):
+    for i, x in enumerate(values):
         r = robustness(ens, x, noise, seed=block_int_seed(seed, "anytime", i), **kwargs)
         rows.append({"sample": i, **asdict(r), "half_width": r.half_width})
     return pd.DataFrame(rows)

@@ -87,7 +87,13 @@ class IndependentNormal:
     def __init__(self, mu: np.ndarray, sigma: np.ndarray | float) -> None:
         self.mu = np.asarray(mu, dtype=np.float64).reshape(-1)
         self.d = self.mu.shape[0]
-        self.sigma = np.broadcast_to(np.asarray(sigma, dtype=np.float64), (self.d,)).copy()
+        sigma = np.asarray(sigma, dtype=np.float64)
+        if sigma.ndim > 1 or (sigma.ndim == 1 and sigma.shape[0] != self.d):
+            raise ValueError(
+                f"sigma has shape {sigma.shape} but mu has {self.d} features: give one "
+                "standard deviation per feature (or one for all)"
+            )
+        self.sigma = np.broadcast_to(sigma, (self.d,)).copy()
         if not np.all(np.isfinite(self.mu)):
             raise ValueError("mu must be finite")
         if np.any(~(self.sigma >= 0)) or not np.all(np.isfinite(self.sigma)):

@@ -1,13 +1,25 @@
 """A user's ``trees`` case (config ``custom:``): robustness of their model on their samples.
 
-For each sample x (a row of the ``samples`` table, features ``columns`` in the model's
-order), papers 001/002's probabilistic robustness (eq. 1)
+For each sample x (a row of the ``samples`` table, its feature columns ``columns``, else every
+column), papers 001/002's probabilistic robustness (eq. 1)
 ``R(x) = P(f(x') = f(x))`` with ``x' ~ N(x, diag(variance))``, by
 :func:`reliquant.trees.robustness_batch`: certified bounds ``lower <= R <= upper`` from the
 exact engine, then sampling of the undecided part within ``time_budget`` seconds
 (``ci_low .. ci_high`` at ``confidence``). With ``max_boxes`` and ``max_draws`` the result
-depends on ``seed`` only (no time limit). The figure shows every sample's estimate with its
-certified interval ``[lower, upper]`` (and the histogram of the estimates beside it).
+depends on ``seed`` only (no time limit).
+
+Feature order: a model that knows its feature names (fitted on a DataFrame: scikit-learn
+``feature_names_in_``, XGBoost ``feature_names``, LightGBM ``feature_name()``) gets the
+samples' columns **by name**, in whatever order the table holds them; a column the model
+does not know, or a model feature the table lacks, is refused (both lists named), before
+any job by :func:`check_model`. A model without names reads the feature columns by position
+(they must then be in the model's order). A per-feature ``noise.variance`` list follows the
+feature columns' order.
+
+The figure shows, per sample, what carries information: the interval ``ci_low .. ci_high``
+that holds R at ``confidence`` (a point for an exact sample) and the estimate; the certified
+bounds ``[lower, upper]`` only where they are informative (narrower than ``[0, 1]``); the
+histogram of the estimates beside it.
 """
 
 from __future__ import annotations
@@ -24,9 +36,10 @@ import pyarrow as pa
 from reliquant.core.custom import CaseError, CaseResult, label_values
 from reliquant.core.io import frame_to_markdown, table_file_columns
 from reliquant.core.plotting import PALETTE, apply_style
-from reliquant.trees.anytime import robustness_batch, warm_up
+from reliquant.trees.anytime import robustness_batch
 from reliquant.trees.noise import Gaussian
 from reliquant.trees.readers import extract_ensemble, load_model
+from reliquant.trees.structure import TreeEnsemble
 
 __all__ = ["case_columns", "check_model", "check_models", "run_case"]
 
@@ -44,9 +57,10 @@ def check_model(case: Mapping[str, Any], root: str | os.PathLike = ".") -> list[
     :func:`reliquant.core.custom.check_cases`, found by reading it (paths relative to
     ``root``): a file :func:`reliquant.trees.readers.model_files.load_model` refuses (not a model of
     its suffix's library, untrusted skops types), a model
-    :func:`reliquant.trees.extract_ensemble` does not support, or a feature count other than
-    the case's feature columns (``columns``, else every column of ``samples``). Each line
-    names the case, the key and the path."""
+    :func:`reliquant.trees.extract_ensemble` does not support, feature columns (``columns``,
+    else every column of ``samples``) whose names differ from the model's feature names (a
+    model that knows them: both lists named), or a feature count other than the model's.
+    Each line names the case, the key and the path."""
     where = f"custom case {case['name']!r}"
     root = Path(root)
     try:
@@ -59,6 +73,10 @@ def check_model(case: Mapping[str, Any], root: str | os.PathLike = ".") -> list[
         return [f"{where}, key 'model': {case['model']}: {err}"]
     given = case.get("columns")
     columns = list(given) if given else table_file_columns(root / case["samples"])
+    problem = _name_problem(columns, ens)
+    if problem:
+        key, what = ("columns", "`columns`") if given else ("samples", case["samples"])
+        return [f"{where}, key {key!r}: the feature columns of {what} {problem}"]
     if len(columns) != ens.n_features:
         key, what = ("columns", "`columns`") if given else ("samples", case["samples"])
         return [
@@ -81,13 +99,34 @@ def check_models(cases: Sequence[Mapping[str, Any]], root: str | os.PathLike = "
         raise CaseError("invalid custom cases:\n  " + "\n  ".join(problems))
 
 
-def _features(samples: pd.DataFrame, columns: list[str], name: str) -> np.ndarray:
+def _name_problem(columns: list[str], ens: TreeEnsemble) -> str:
+    """What is wrong with the feature columns' names for a model that knows its feature
+    names ("" when they match as a set, or when the model knows no names)."""
+    if ens.feature_names is None:
+        return ""
+    known = set(ens.feature_names)
+    missing = [n for n in ens.feature_names if n not in columns]
+    extra = [str(c) for c in columns if c not in known]
+    if not missing and not extra:
+        return ""
+    parts = ([f"lacks {missing}"] if missing else []) + (
+        [f"has columns the model does not know {extra}"] if extra else []
+    )
+    return (
+        f"{[str(c) for c in columns]} do not match the model's feature names "
+        f"{list(ens.feature_names)}: {'; '.join(parts)} (features are matched by name; set "
+        "`columns` to the model's feature names)"
+    )
+
+
+def _features(samples: pd.DataFrame, columns: list[str], name: str) -> pd.DataFrame:
     bad = [c for c in columns if not pd.api.types.is_numeric_dtype(samples[c])]
     if bad:
         raise ValueError(f"custom case {name!r}: samples columns {bad} are not numeric")
-    X = samples[columns].to_numpy(dtype=np.float64)
-    if not np.isfinite(X).all():
-        row = int(np.flatnonzero(~np.isfinite(X).all(axis=1))[0])
+    X = samples[columns]
+    finite = np.isfinite(X.to_numpy(dtype=np.float64))
+    if not finite.all():
+        row = int(np.flatnonzero(~finite.all(axis=1))[0])
         raise ValueError(f"custom case {name!r}: samples row {row} has a missing or infinite value")
     return X
 
@@ -98,14 +137,18 @@ def run_case(model: Any, samples: pd.DataFrame, *, case: Mapping[str, Any]) -> C
     ``model``: a fitted classifier :func:`reliquant.trees.extract_ensemble` reads (e.g. from
     :func:`reliquant.trees.readers.model_files.load_model`); ``case``: the case's config entry
     (``noise.variance``, ``time_budget``, optional ``columns``, ``seed`` (default 0),
-    ``confidence`` (0.95), ``max_boxes`` with ``max_draws``). One row per sample: ``row``
-    (its position in ``samples``), ``label`` = f(x) and the fields of
+    ``confidence`` (0.95), ``max_boxes`` with ``max_draws``). The feature columns are matched
+    to a model's feature names by name when it knows them (module docstring). One row per
+    sample: ``row`` (its position in ``samples``), ``label`` = f(x) and the fields of
     :class:`reliquant.trees.RobustnessResult`.
     """
     name = case["name"]
     columns = case_columns(samples, case)
     X = _features(samples, columns, name)
     ens = extract_ensemble(model)
+    problem = _name_problem([str(c) for c in columns], ens)
+    if problem:
+        raise ValueError(f"custom case {name!r}: the feature columns {problem}")
     if len(columns) != ens.n_features:
         raise ValueError(
             f"custom case {name!r}: {len(columns)} feature columns {columns[:10]} but the model "
@@ -121,7 +164,8 @@ def run_case(model: Any, samples: pd.DataFrame, *, case: Mapping[str, Any]) -> C
     }
     if "max_boxes" in case:
         kwargs.update(max_boxes=int(case["max_boxes"]), max_draws=int(case["max_draws"]))
-    warm_up()  # compile the kernel first: the first sample's budget goes to that sample
+    if ens.feature_names is None:  # read by position, whatever the columns are called
+        X = X.to_numpy(dtype=np.float64)
     frame = robustness_batch(ens, X, noise, seed=int(case.get("seed", 0)), **kwargs)
     frame = frame.rename(columns={"sample": "row"})
     labels, label_type = label_values(frame["label"])
@@ -146,6 +190,7 @@ def run_case(model: Any, samples: pd.DataFrame, *, case: Mapping[str, Any]) -> C
             ("n_strata", pa.int64()),
             ("n_in_play", pa.int64()),
             ("n_live_trees", pa.int64()),
+            ("status", pa.string()),
         ]
     )
     frame = frame[schema.names]
@@ -155,8 +200,10 @@ def run_case(model: Any, samples: pd.DataFrame, *, case: Mapping[str, Any]) -> C
 
 
 def _figure(frame: pd.DataFrame, case: Mapping[str, Any]):
-    """Left: each sample's estimate of R with its certified ``[lower, upper]`` (exact samples
-    filled, the others open); right: the histogram of the estimates."""
+    """Left: per sample, the interval ``ci_low .. ci_high`` that holds R at ``confidence``
+    (a point when exact) with the estimate (exact samples filled, sampled ones open), and the
+    certified ``[lower, upper]`` as a light band only where it says more than ``[0, 1]``;
+    right: the histogram of the estimates."""
     import matplotlib.pyplot as plt
     from matplotlib.ticker import MaxNLocator
 
@@ -166,18 +213,30 @@ def _figure(frame: pd.DataFrame, case: Mapping[str, Any]):
     )
     x = frame["row"].to_numpy()
     r = frame["estimate"].to_numpy(np.float64)
+    lo, hi = frame["lower"].to_numpy(np.float64), frame["upper"].to_numpy(np.float64)
     exact = frame["exact"].to_numpy(dtype=bool)
-    left.vlines(x, frame["lower"], frame["upper"], color="0.3", lw=1, label="certified bounds")
+    informative = (lo > 0.0) | (hi < 1.0)
+    if informative.any():
+        left.vlines(x[informative], lo[informative], hi[informative], color="0.8", lw=5,
+                    label="certified bounds")  # fmt: skip
+    conf = frame["confidence"].iloc[0] if len(frame) else 0.95
+    left.vlines(x, frame["ci_low"], frame["ci_high"], color="0.2", lw=1.2,
+                label=f"{conf:.0%} interval")  # fmt: skip
     left.scatter(x[exact], r[exact], color=PALETTE[0], s=18, zorder=3, label="exact")
     left.scatter(
         x[~exact], r[~exact], facecolors="none", edgecolors=PALETTE[3], s=18, zorder=3,
         label="estimate (sampled)",
     )  # fmt: skip
-    left.set_ylim(min(0.0, float(np.nanmin(r)) - 0.05) if len(r) else 0.0, 1.05)
+    shown = np.r_[r[np.isfinite(r)], frame["ci_low"].to_numpy(np.float64)]
+    bottom = float(np.nanmin(shown)) if len(shown) else 0.0
+    left.set_ylim(
+        max(0.0, bottom - 0.05 * max(1.0 - bottom, 0.02)), 1.0 + 0.02 * (1 - bottom) + 1e-3
+    )
     left.set_xlabel("sample (row of the samples table)")
     left.set_ylabel("robustness R(x)")
     left.legend(loc="lower left")
-    right.hist(r, bins=np.linspace(0.0, 1.0, 21), color=PALETTE[0], edgecolor="white")
+    right.hist(r[np.isfinite(r)], bins=np.linspace(0.0, 1.0, 21), color=PALETTE[0],
+               edgecolor="white")  # fmt: skip
     right.set_xlabel("robustness R(x)")
     right.set_ylabel("samples")
     right.yaxis.set_major_locator(MaxNLocator(integer=True))
@@ -200,7 +259,7 @@ def _markdown(frame: pd.DataFrame, case: Mapping[str, Any], columns: list[str], 
         f"holds R with probability {frame['confidence'].iloc[0] if len(frame) else ''}. "
         f"Exact: {int(frame['exact'].sum())} of {len(frame)}; stops: {stops}."
     )
-    shown = frame[["row", "label", "estimate", "lower", "upper", "ci_low", "ci_high", "exact"]]
+    shown = frame[["row", "label", "estimate", "ci_low", "ci_high", "lower", "upper", "exact"]]
     more = (
         f"\n\nFirst {SUMMARY_ROWS} of {len(frame)} samples (all of them: "
         f"results/custom/{case['name']}.parquet)."

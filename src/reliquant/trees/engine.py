@@ -136,7 +136,9 @@ def exact_robustness(
 ) -> EngineResult:
     """Certified bounds on R(mu) = P(f(x) = f(mu)) with ``upper - lower <= tol``.
 
-    ``noise``: a model of :mod:`reliquant.trees.box_mass` centred at ``mu``. ``tol = 0`` gives the
+    ``noise``: a model of :mod:`reliquant.trees.box_mass` centred at ``mu`` with one
+    dimension per feature of the model (another size is refused, naming both), or a spec of
+    :mod:`reliquant.trees.noise` (bound to ``mu`` here). ``tol = 0`` gives the
     exact value (no clipping, no dropping; use it on small models). ``batch``: boxes bounded
     per vectorised step; ``max_boxes``: safety cap on boxes bounded (``converged=False`` when
     hit). ``chunk_elems`` bounds the temporary arrays (boxes x leaves x conditions).
@@ -151,11 +153,19 @@ def exact_robustness(
     ``time_limit`` (the anytime method stops certifying once the gap shrinks too slowly).
     """
     t0 = time.perf_counter()
-    if tol < 0:
-        raise ValueError(f"tol must be >= 0; got {tol}")
+    if not tol >= 0 or not np.isfinite(tol):
+        raise ValueError(f"tol must be a finite number >= 0; got {tol}")
     mu = np.asarray(mu, dtype=np.float64).reshape(-1)
     if mu.shape[0] != ensemble.n_features:
         raise ValueError(f"mu has {mu.shape[0]} features; the model has {ensemble.n_features}")
+    if hasattr(noise, "bind"):  # a spec of reliquant.trees.noise: centred at mu here
+        noise = noise.bind(mu, ensemble.n_features)
+    d_noise = getattr(noise, "d", None)
+    if d_noise != ensemble.n_features:
+        raise ValueError(
+            f"noise has {d_noise} features but the model has {ensemble.n_features}: the noise "
+            "must describe every feature of the model"
+        )
     y = int(ensemble.predict_index(mu)[0])
     d = ensemble.n_features
     root_lo, root_hi = root_box(ensemble, noise, tol)

@@ -29,7 +29,8 @@ Draws come in blocks of ``BLOCK``, for a :class:`reliquant.trees.plan.Plan`:
 Random numbers: SplitMix64 (Steele, Lea & Flood 2014) per chunk of draws, each chunk seeded
 by hashing ``(seed, chunk index)``, so results do not depend on the number of threads.
 
-Public API: :func:`count_agree` (parallel over chunks), :func:`sample_bins`,
+Public API: :func:`count_agree` (parallel over chunks), :func:`compile_for` (compile the
+kernels :func:`count_agree` runs for a plan's type, before any timing), :func:`sample_bins`,
 :func:`labels_of_bins`, :func:`bins_of`, :func:`chunk_seeds`, and the profiling hook
 :func:`profile_draws` (one chunk on the calling thread, whole kernel or its first step alone:
 where a draw's time goes; ``bench/trees_anytime.py`` uses it).
@@ -37,8 +38,10 @@ where a draw's time goes; ``bench/trees_anytime.py`` uses it).
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, typeof, types
 
 from reliquant.trees.plan import Plan
 
@@ -47,6 +50,7 @@ __all__ = [
     "LINEAR_MAX",
     "bins_of",
     "chunk_seeds",
+    "compile_for",
     "count_agree",
     "labels_of_bins",
     "profile_draws",
@@ -400,6 +404,18 @@ def count_agree(plan: Plan, seeds: np.ndarray, chunk: int, total: int) -> np.nda
     if len(seeds) == 1:  # one chunk: no thread start-up
         return np.array([_chunk(plan, seeds[0], int(total))], dtype=np.int64)
     return _count_chunks(plan, seeds, int(chunk), int(total))
+
+
+def compile_for(plan: Plan) -> float:
+    """Make sure the kernels of :func:`count_agree` are compiled for ``plan``'s numba type
+    (loaded from numba's disk cache, or compiled when met for the first time), without
+    running them (no thread is started); returns the seconds it took (tens of microseconds
+    once they are compiled)."""
+    t0 = time.perf_counter()
+    plan_type = typeof(plan)
+    _chunk.compile((plan_type, types.uint64, types.int64))
+    _count_chunks.compile((plan_type, types.Array(types.uint64, 1, "C"), types.int64, types.int64))
+    return time.perf_counter() - t0
 
 
 @njit(cache=True)

@@ -124,10 +124,14 @@ class Gaussian:
             if not np.all(np.isfinite(v)) or np.any(v < 0):
                 raise ValueError("variances must be finite and >= 0 (0 holds a feature fixed)")
             return IndependentNormal(x, np.sqrt(v))
+        if v.ndim != 2:
+            raise ValueError(
+                f"noise variance has shape {v.shape}: give a scalar, a vector of {d} "
+                f"variances or a ({d}, {d}) covariance matrix"
+            )
         if v.shape != (d, d):
             raise ValueError(
-                f"noise covariance is {v.shape[0]}x{v.shape[1]} but x and the model have "
-                f"{d} features"
+                f"noise covariance has shape {v.shape} but x and the model have {d} features"
             )
         return _correlated(x, v, self.seed, self.abseps)
 

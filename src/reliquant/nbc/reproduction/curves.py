@@ -59,7 +59,9 @@ def cell_curves(metrics: pd.DataFrame) -> pd.DataFrame:
     """Accuracy-acceptance curve of every metric per training set (Section 7.4), wide format.
 
     One row per (training set, N = 1..n_test) with ``rate = N / n_test`` and one accuracy
-    column per metric (ties averaged, :func:`reliquant.nbc.reproduction.acceptance.accuracy_acceptance_curve`).
+    column per metric (ties averaged,
+    :func:`reliquant.nbc.reproduction.acceptance.accuracy_acceptance_curve`, built on
+    :func:`reliquant.core.rejection.expected_kept_correct`).
     """
     frames = []
     for ts, g in metrics.groupby("train_set", sort=True):

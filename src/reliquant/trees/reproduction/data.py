@@ -359,4 +359,11 @@ def iris_noise(
     (:func:`iris_marginals`, each ``centred`` or not) and a :func:`random_correlation` with
     off-diagonal entries uniform on ``[corr_low, corr_high]`` drawn from ``rng``."""
     specs = iris_marginals([{**m, "centred": centred} for m in marginals])
-    return specs, random_correlation(len(IRIS_FEATURES), corr_low, corr_high, rng)
+    try:
+        corr = random_correlation(len(IRIS_FEATURES), corr_low, corr_high, rng)
+    except ValueError as err:
+        raise ValueError(
+            f"config keys trees.iris_mixed.corr_low = {corr_low}, corr_high = {corr_high} "
+            f"(with trees.seed): {err}; narrow the range or change the seed"
+        ) from err
+    return specs, corr

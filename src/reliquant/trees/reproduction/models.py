@@ -183,9 +183,19 @@ def fit_split(
     """Section 5's recipe for Iris and Pima: split with seed ``block_int_seed(seed, block,
     "split")``, fit ``model`` (config key ``key``) with ``block_int_seed(seed, block, "fit")``,
     test accuracy on the held-out part."""
-    x_tr, x_te, y_tr, y_te = split_train_test(
-        x, y, test_fraction=test_fraction, seed=block_int_seed(seed, block, "split")
-    )
+    section = key.rsplit(".", 1)[0]
+    try:
+        x_tr, x_te, y_tr, y_te = split_train_test(
+            x, y, test_fraction=test_fraction, seed=block_int_seed(seed, block, "split")
+        )
+    except ValueError as err:
+        raise ValueError(f"config key {section}.test_fraction = {test_fraction}: {err}") from err
+    missing = sorted(set(np.asarray(y).tolist()) - set(np.asarray(y_tr).tolist()))
+    if missing:
+        raise ValueError(
+            f"config key {section}.test_fraction = {test_fraction}: the training part "
+            f"({len(y_tr)} rows) has no sample of class(es) {missing}; lower test_fraction"
+        )
     fitted = fit_model(model, x_tr, y_tr, seed=block_int_seed(seed, block, "fit"), key=key)
     return FittedSplit(
         fitted, extract_ensemble(fitted), x_tr, x_te, y_te, accuracy(fitted, x_te, y_te)

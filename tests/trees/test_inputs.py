@@ -1,0 +1,189 @@
+"""Inputs matched to the model's features (issue 22): column order, feature names, XGBoost
+and LightGBM fitted on DataFrames, bare-number noise.
+
+Each test holds the model and the sample the way a user does (a DataFrame-fitted model, a
+pandas Series or one-row DataFrame with its columns in another order) and asserts the same
+answer as with the correct order, or a clear error naming both lists.
+"""
+
+from __future__ import annotations
+
+import lightgbm as lgb
+import numpy as np
+import pandas as pd
+import pytest
+import xgboost as xgb
+from sklearn.ensemble import HistGradientBoostingClassifier, RandomForestClassifier
+
+from reliquant.trees import (
+    Gaussian,
+    Norta,
+    extract_ensemble,
+    load_model,
+    robustness,
+    robustness_batch,
+)
+from reliquant.trees.inputs import match_features, noise_in_model_order, noise_spec
+from reliquant.trees.norta import NormalMarginal
+
+NAMES = ["a", "b", "c", "d"]
+SHUFFLED = ["d", "c", "a", "b"]
+DET = {"max_boxes": 40, "max_draws": 8192, "seed": 1}  # deterministic mode: seed-only
+
+
+@pytest.fixture(scope="module")
+def table():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(400, 4)), columns=NAMES)
+    y = ((X["a"] > 0.2) & (X["d"] < 0.5)).astype(int)
+    return X, y.to_numpy()
+
+
+@pytest.fixture(scope="module")
+def forest(table):
+    X, y = table
+    return RandomForestClassifier(n_estimators=10, max_depth=3, random_state=0).fit(X, y)
+
+
+def _flipping_row(model, X):
+    """A row whose label changes when its columns are read in SHUFFLED order by position
+    (what robustness did before issue 22)."""
+    right = model.predict(X)
+    wrong = model.predict(pd.DataFrame(X[SHUFFLED].to_numpy(), columns=NAMES))
+    return int(np.flatnonzero(right != wrong)[0])
+
+
+def test_reordered_series_and_row_give_the_same_r(forest, table):
+    X, _ = table
+    i = _flipping_row(forest, X)
+    right = robustness(forest, X.iloc[i], Gaussian(0.05), **DET)
+    assert right.label == forest.predict(X.iloc[[i]])[0]
+    for x in (X.iloc[i][SHUFFLED], X.iloc[[i]][SHUFFLED]):  # Series, one-row DataFrame
+        got = robustness(forest, x, Gaussian(0.05), **DET)
+        assert got.label == right.label
+        for f in ("lower", "upper", "estimate", "ci_low", "ci_high", "n_draws"):
+            assert getattr(got, f) == getattr(right, f), f
+    # read by position, the reordered values are another sample: the label flips
+    positional = robustness(forest, X.iloc[i][SHUFFLED].to_numpy(), Gaussian(0.05), **DET)
+    assert positional.label != right.label
+
+
+def test_per_feature_noise_follows_the_columns(forest, table):
+    X, _ = table
+    var = pd.Series([0.01, 0.02, 0.3, 0.04], index=NAMES)
+    x = X.iloc[5]
+    right = robustness(forest, x, Gaussian(var.to_numpy()), **DET)
+    shuffled = x[SHUFFLED]
+    # a plain vector follows the input's column order; a named Series is matched by name
+    a = robustness(forest, shuffled, Gaussian(var[SHUFFLED].to_numpy()), **DET)
+    b = robustness(forest, shuffled, Gaussian(var), **DET)
+    c = robustness(forest, x, Gaussian(var[SHUFFLED]), **DET)
+    cov = pd.DataFrame(np.diag(var), index=NAMES, columns=NAMES)
+    d = robustness(forest, shuffled, Gaussian(cov.loc[SHUFFLED, SHUFFLED]), **DET)
+    for r in (a, b, c, d):
+        assert (r.lower, r.upper, r.estimate) == (right.lower, right.upper, right.estimate)
+    with pytest.raises(ValueError, match=r"noise variance.*\['a', 'b', 'c'\].*missing \['d'\]"):
+        robustness(forest, x, Gaussian(var[["a", "b", "c"]]), **DET)
+
+
+def test_norta_noise_follows_the_columns(forest, table):
+    X, _ = table
+    corr = np.eye(4)
+    corr[0, 3] = corr[3, 0] = 0.5
+    marg = [NormalMarginal(0.0, s) for s in (0.1, 0.2, 0.3, 0.4)]
+    x = X.iloc[7]
+    p = [NAMES.index(n) for n in SHUFFLED]
+    right = robustness(forest, x, Norta(marg, corr), **DET)
+    got = robustness(forest, x[SHUFFLED], Norta([marg[i] for i in p], corr[np.ix_(p, p)]), **DET)
+    assert (got.lower, got.upper, got.estimate) == (right.lower, right.upper, right.estimate)
+
+
+def test_missing_or_unknown_names_are_refused_with_both_lists(forest, table):
+    X, _ = table
+    x = X.iloc[0]
+    msg = r"x has the features \['zz', 'b', 'c', 'd'\] but the model was fitted on \['a', 'b'"
+    with pytest.raises(ValueError, match=msg + r".*missing \['a'\].*\['zz'\]"):
+        robustness(forest, x.rename({"a": "zz"}), Gaussian(0.1))
+    with pytest.raises(ValueError, match=r"missing \['d'\]"):
+        robustness(forest, x[["a", "b", "c"]], Gaussian(0.1))
+    extra = X.iloc[[0]].assign(e=1.0)
+    with pytest.raises(ValueError, match=r"not features of the model \['e'\]"):
+        robustness(forest, extra, Gaussian(0.1))
+    with pytest.raises(ValueError, match="one sample; got a DataFrame of 2 rows"):
+        robustness(forest, X.iloc[:2], Gaussian(0.1))
+    with pytest.raises(ValueError, match=r"X has the features .*missing \['a'\]"):
+        robustness_batch(forest, X.iloc[:2].drop(columns="a"), Gaussian(0.1))
+
+
+def test_a_batch_dataframe_is_matched_by_name(forest, table):
+    X, _ = table
+    right = robustness_batch(forest, X.iloc[:4], Gaussian(0.05), **DET)
+    got = robustness_batch(forest, X.iloc[:4][SHUFFLED], Gaussian(0.05), **DET)
+    pd.testing.assert_frame_equal(
+        got.drop(columns=["seconds", "certify_seconds"]),
+        right.drop(columns=["seconds", "certify_seconds"]),
+    )
+    assert list(right["label"]) == list(forest.predict(X.iloc[:4]))
+
+
+def test_a_model_without_names_reads_by_position(table):
+    X, y = table
+    plain = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X.to_numpy(), y)
+    assert extract_ensemble(plain).feature_names is None
+    a = robustness(plain, X.iloc[3], Gaussian(0.05), **DET)
+    b = robustness(plain, X.iloc[3].to_numpy(), Gaussian(0.05), **DET)
+    assert a == b or (a.estimate, a.lower) == (b.estimate, b.lower)
+
+
+def test_xgboost_fitted_on_a_dataframe_in_memory_booster_and_files(table, tmp_path):
+    X, y = table
+    model = xgb.XGBClassifier(n_estimators=8, max_depth=3, random_state=0).fit(X, y)
+    i = _flipping_row(model, X)
+    right = robustness(model, X.iloc[i], Gaussian(0.05), **DET)
+    assert right.label == model.predict(X.iloc[[i]])[0]
+    model.save_model(tmp_path / "m.json")
+    model.save_model(tmp_path / "m.ubj")
+    for m in (model, model.get_booster(), load_model(tmp_path / "m.json"),
+              load_model(tmp_path / "m.ubj")):  # fmt: skip
+        ens = extract_ensemble(m)
+        assert ens.feature_names == tuple(NAMES)
+        got = robustness(m, X.iloc[i][SHUFFLED], Gaussian(0.05), **DET)
+        assert (got.lower, got.upper, got.estimate) == (right.lower, right.upper, right.estimate)
+        assert int(got.label) == int(right.label)
+
+
+def test_lightgbm_and_hist_gradient_boosting_names(table, tmp_path):
+    X, y = table
+    lgbm = lgb.LGBMClassifier(n_estimators=6, num_leaves=4, verbose=-1).fit(X, y)
+    hgb = HistGradientBoostingClassifier(max_iter=5, random_state=0).fit(X, y)
+    lgbm.booster_.save_model(str(tmp_path / "m.txt"))
+    for m in (lgbm, lgbm.booster_, load_model(tmp_path / "m.txt"), hgb):
+        assert extract_ensemble(m).feature_names == tuple(NAMES)
+        a = robustness(m, X.iloc[9], Gaussian(0.05), **DET)
+        b = robustness(m, X.iloc[[9]][SHUFFLED], Gaussian(0.05), **DET)
+        assert (a.lower, a.upper, a.estimate) == (b.lower, b.upper, b.estimate)
+    unnamed = lgb.LGBMClassifier(n_estimators=3, verbose=-1).fit(X.to_numpy(), y)
+    assert extract_ensemble(unnamed).feature_names is None  # Column_0, ... are no names
+
+
+def test_a_bare_number_is_isotropic_gaussian_noise(forest, table):
+    X, _ = table
+    a = robustness(forest, X.iloc[2], 0.1, **DET)
+    b = robustness(forest, X.iloc[2], Gaussian(0.1), **DET)
+    assert (a.lower, a.upper, a.estimate) == (b.lower, b.upper, b.estimate)
+    assert noise_spec(1) == Gaussian(1.0)
+    for bad in ("0.1", True, [0.1] * 4, None):
+        with pytest.raises(ValueError, match=r"pass Gaussian\(\.\.\.\) or Norta\(\.\.\.\)"):
+            robustness(forest, X.iloc[2], bad)
+
+
+def test_match_features_and_noise_in_model_order(forest, table):
+    X, _ = table
+    ens = extract_ensemble(forest)
+    values, perm, names = match_features(X.iloc[0][SHUFFLED], ens, one=True)
+    np.testing.assert_array_equal(values, X.iloc[0].to_numpy())
+    assert names == SHUFFLED and list(perm) == [2, 3, 1, 0]
+    values, perm, names = match_features(X.iloc[0].to_numpy(), ens, one=True)
+    assert perm is None and names is None
+    spec = noise_in_model_order(Gaussian(np.arange(4.0)), ens, np.array([2, 3, 1, 0]), SHUFFLED)
+    np.testing.assert_array_equal(spec.variance, [2.0, 3.0, 1.0, 0.0])
