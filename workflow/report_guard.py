@@ -2,7 +2,9 @@
 
 :func:`require_results_for_report` makes ``snakemake --report`` stop, naming what is missing,
 when the results of the selected configuration are missing or out of date, instead of
-building a report from whatever files happen to exist. The Snakefile imports it (this folder
+building a report from whatever files happen to exist. Only the targets asked for are checked
+(``snakemake --report report.html custom``: your cases alone, under "Your cases", without the
+papers' results). The Snakefile imports it (this folder
 is put on ``sys.path`` there); the library ``reliquant`` stays free of Snakemake imports.
 """
 
@@ -17,6 +19,8 @@ from typing import Any
 _LISTED_JOBS = 5
 #: Longest reason quoted for an out-of-date job.
 _REASON_CHARS = 160
+#: The rules of the workflow's own cases (config ``custom:``) and their target rule.
+_CUSTOM_RULES = ("custom", "custom_nbc", "custom_trees", "custom_mlm")
 
 
 def missing_results_message(dag: Any) -> str | None:
@@ -25,7 +29,9 @@ def missing_results_message(dag: Any) -> str | None:
     ``dag`` is the Snakemake DAG that ``--report`` builds (the same targets, configuration and
     rerun triggers as a run): every job it would still run means a result that is missing or
     older than its inputs, code or parameters. Jobs without outputs (``rule all``) are left
-    out of the message.
+    out of the message. When the DAG holds custom cases (config ``custom:``) besides jobs of
+    other rules still to run, the message says how to report the cases alone (target
+    ``custom``).
     """
     pending = [job for job in dag.needrun_jobs() if len(job.output)]
     if not pending:
@@ -66,6 +72,15 @@ def missing_results_message(dag: Any) -> str | None:
         "Run the workflow with the same options first (`snakemake --cores all` plus the same "
         "--configfile/--config options; `snakemake -n` lists the jobs), then build the report."
     )
+    jobs = list(getattr(dag, "jobs", pending))
+    if any(job.rule.name in _CUSTOM_RULES for job in jobs) and any(
+        job.rule.name not in _CUSTOM_RULES for job in pending
+    ):
+        lines.append(
+            "Your cases (config `custom:`) alone, without the papers' results: `snakemake "
+            "--cores all custom` then `snakemake --report report.html custom`, with the same "
+            "--configfile/--config options."
+        )
     return "\n".join(lines)
 
 

@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+from reliquant.compare.reproduction.highlights import highlight_blocks as compare_blocks
 from reliquant.core.docs import merge_blocks
 from reliquant.core.io import read_frame, write_text
 from reliquant.core.paper import read_notes
@@ -31,6 +32,11 @@ blocks = merge_blocks(
     ),
     pmnist_blocks(read_frame(inp.pmnist_stats)),
     {"pmnist_pixel_means": Path(inp.pmnist_summary).read_text(encoding="utf-8")},
+    compare_blocks(
+        read_frame(inp.compare_auarc),
+        read_frame(inp.compare_contrast),
+        read_frame(inp.compare_hybrid),
+    ),
 )
 expected = {Path(p).stem: p for p in snakemake.output}
 if set(blocks) != set(expected):

@@ -29,7 +29,14 @@ from reliquant.nbc.reproduction.highlights import cells_table, readme_bullets, s
 from reliquant.trees.reproduction.highlights import sensitivity_sentence
 
 REPO = __import__("pathlib").Path(__file__).resolve().parents[2]
-PAGES = ["README.md", "docs/nbc.md", "docs/trees.md", "docs/pmnist.md", "docs/mlm.md"]
+PAGES = [
+    "README.md",
+    "docs/nbc.md",
+    "docs/trees.md",
+    "docs/pmnist.md",
+    "docs/mlm.md",
+    "docs/compare.md",
+]
 
 
 def _page(*blocks: tuple[str, str]) -> str:

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+from reliquant.core.io import write_frame, write_table
 from reliquant.mlm import cnn, inference
 
 
@@ -106,7 +107,6 @@ def test_device_selection_prefers_cuda_when_present(monkeypatch):
 def test_score_image_file_matches_predict_softmax_for_both_layouts(model, images, tmp_path):
     """An MNIST split and a two-level partition, scored chunk by chunk, equal one in-memory
     predict_softmax call row for row; chunk size and limit change nothing else."""
-    import pyarrow.parquet as pq
 
     from reliquant.core.datasets import mnist_table
     from reliquant.pmnist.reproduction import partitions as perturbed_mnist
@@ -114,7 +114,7 @@ def test_score_image_file_matches_predict_softmax_for_both_layouts(model, images
     x = images[:50]
     labels = np.arange(50, dtype=np.uint8) % 10
     split = tmp_path / "split.parquet"
-    pq.write_table(mnist_table(x, labels), split)
+    write_table(mnist_table(x, labels), split)
     part = tmp_path / "part.parquet"
     order = np.arange(50)[::-1]  # stored sorted by test_index
     perturbed_mnist.write_partition(
@@ -144,7 +144,7 @@ def test_score_image_file_names_the_file_without_image_columns(model, tmp_path):
     import pandas as pd
 
     bad = tmp_path / "bad.parquet"
-    pd.DataFrame({"index": [0], "label": [1]}).to_parquet(bad)
+    write_frame(pd.DataFrame({"index": [0], "label": [1]}), bad)
     with pytest.raises(ValueError, match=r"bad\.parquet.*\['image'\]"):
         inference.score_image_file(model, bad)
 
@@ -153,13 +153,12 @@ def test_file_scores_do_not_depend_on_chunk_rows_or_batch_size(model, images, tm
     """mlm.infer.chunk_rows and batch_size are speed settings (read from the config, not rule
     params): the scored table is bit-equal whatever they are, tiny chunks included."""
     import pandas as pd
-    import pyarrow.parquet as pq
 
     from reliquant.core.datasets import mnist_table
 
     x = images[:200]
     path = tmp_path / "split.parquet"
-    pq.write_table(mnist_table(x, np.arange(200, dtype=np.uint8) % 10), path)
+    write_table(mnist_table(x, np.arange(200, dtype=np.uint8) % 10), path)
     ref = inference.score_image_file(model, path, chunk_rows=20_000, batch_size=512, device="cpu")
     for chunk_rows, batch_size in [(1, 32), (3, 2), (7, 64), (64, 7), (199, 2048)]:
         got = inference.score_image_file(
@@ -171,7 +170,6 @@ def test_file_scores_do_not_depend_on_chunk_rows_or_batch_size(model, images, tm
 def test_a_replaced_partition_is_caught_by_its_corruption(model, images, tmp_path):
     """zoom_blur images copied over brightness.parquet (or an MNIST split in a partition's
     place) stop the scoring with the file named, instead of being scored as brightness."""
-    import pyarrow.parquet as pq
 
     from reliquant.core.datasets import mnist_table
     from reliquant.pmnist.reproduction import partitions as perturbed_mnist
@@ -186,7 +184,7 @@ def test_a_replaced_partition_is_caught_by_its_corruption(model, images, tmp_pat
     with pytest.raises(ValueError, match=r"brightness\.parquet: rows from 0 on hold .*'zoom_blur'"):
         inference.score_image_file(model, part, chunk_rows=8, corruption="brightness")
     split = tmp_path / "split.parquet"
-    pq.write_table(mnist_table(x, labels), split)
+    write_table(mnist_table(x, labels), split)
     with pytest.raises(ValueError, match=r"split\.parquet: expected a Perturbed MNIST partition"):
         inference.score_image_file(model, split, corruption="fog")
 

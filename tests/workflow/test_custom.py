@@ -1,9 +1,16 @@
 """Your own cases (config ``custom:``): the checks before any job, the safe model loaders, each
-kind's library function against the library called directly, and one workflow run end to end."""
+kind's library function against the library called directly, and one workflow run end to end
+(with its report of the cases alone)."""
 
 from __future__ import annotations
 
+import json
+import logging
+import re
+import sys
+import warnings
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
@@ -25,7 +32,7 @@ from reliquant.core.custom import (
     label_values,
     softmax_columns,
 )
-from reliquant.core.io import read_table_file, table_file_columns, table_file_rows
+from reliquant.core.io import file_sha256, read_table_file, table_file_columns, table_file_rows
 from reliquant.mlm import misclassification_likelihood
 from reliquant.nbc import fit_table
 from reliquant.nbc import robustness as nbc_robustness
@@ -153,6 +160,63 @@ def test_test_table_without_a_training_column_is_named(tmp_path):
     )
 
 
+def test_model_sha256_is_checked_naming_case_key_path_and_both_digests(tmp_path):
+    cases = write_cases(tmp_path)
+    actual = file_sha256(tmp_path / "my/forest.skops")
+    cases[1]["sha256"] = actual.upper()  # either case
+    assert check_cases(cases, tmp_path)[1]["sha256"] == actual.upper()
+    wrong = "0" * 64
+    cases[1]["sha256"] = wrong
+    message = problems(cases, tmp_path)
+    assert (
+        f"custom case 'my_forest', key 'sha256': my/forest.skops (key 'model') has SHA-256 "
+        f"{actual}, not the configured {wrong}"
+    ) in message
+    cases[1]["sha256"] = "abc"
+    assert "custom case 'my_forest', key 'sha256': expected 64 hex digits" in problems(
+        cases, tmp_path
+    )
+    cases[2]["sha256"] = actual  # only a trees case has a model file
+    assert "unknown key(s) ['sha256'] for kind 'mlm'" in problems(cases, tmp_path)
+
+
+def test_files_outside_the_repository_are_logged_with_their_digest(tmp_path, caplog):
+    repo = tmp_path / "repo"
+    cases = write_cases(repo)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (repo / "my/forest.skops").rename(elsewhere / "forest.skops")
+    (repo / "my/softmax.csv").rename(elsewhere / "softmax.csv")
+    cases[1]["model"] = str(elsewhere / "forest.skops")  # absolute
+    cases[2]["softmax"] = "../elsewhere/softmax.csv"  # relative, leaving the repository
+    with caplog.at_level(logging.WARNING, logger="reliquant.custom"):
+        check_cases(cases, repo)
+    lines = [r.getMessage() for r in caplog.records if r.name == "reliquant.custom"]
+    assert len(lines) == 2, lines  # the files inside the repository are not logged
+    forest_digest = file_sha256(elsewhere / "forest.skops")
+    assert lines[0] == (
+        f"custom case 'my_forest', key 'model': {elsewhere / 'forest.skops'} is outside the "
+        f"repository ({repo.resolve()}); read with sha256 {forest_digest}"
+    )
+    assert lines[1].startswith("custom case 'my_mlm', key 'softmax': ../elsewhere/softmax.csv")
+    assert file_sha256(elsewhere / "softmax.csv") in lines[1]
+
+
+def test_nbc_categories_must_name_train_columns(tmp_path):
+    cases = write_cases(tmp_path)
+    cases[0]["categories"] = {"colour": ["red", "green", "blue", "purple"]}
+    check_cases(cases, tmp_path)
+    validate_config(_config_with(cases), SCHEMA)
+    cases[0]["categories"] = {"shape": ["round"], "colour": ["red"]}
+    assert (
+        "custom case 'my_nbc', key 'categories': ['shape'] not columns of my/train.csv"
+        in problems(cases, tmp_path)
+    )
+    cases[0]["categories"] = {"colour": []}
+    with pytest.raises(ConfigError, match=r"custom\['my_nbc'\]\.categories"):
+        validate_config(_config_with(cases), SCHEMA)
+
+
 def _config_with(cases) -> dict:
     return dict(load_config(REPO / "config.yaml"), custom=cases)
 
@@ -177,8 +241,10 @@ def test_schema_accepts_the_default_and_names_case_and_key(tmp_path):
 
 def test_config_yaml_commented_example_passes_the_schema():
     text = (REPO / "config.yaml").read_text(encoding="utf-8")
-    commented = text.split("\ncustom: []\n", 1)[1]
-    example = "\n".join(line.removeprefix("# ") for line in commented.splitlines())
+    commented = text.split("\ncustom: []\n", 1)[1].splitlines()
+    block = commented[: next((i for i, line in enumerate(commented) if not line.startswith("#")),
+                              len(commented))]  # fmt: skip
+    example = "\n".join(line.removeprefix("# ") for line in block)
     cases = yaml.safe_load(example)["custom"]
     assert sorted(case["kind"] for case in cases) == ["mlm", "nbc", "trees"]
     validate_config(_config_with(cases), SCHEMA)
@@ -189,11 +255,18 @@ def test_bad_case_stops_the_dry_run_before_any_job(tmp_path):
     missing = tmp_path / "nowhere" / "train.csv"
     case = {"name": "mine", "kind": "nbc", "train": str(missing), "test": str(missing),
             "target": "y"}  # fmt: skip
-    overlay.write_text(yaml.safe_dump({"custom": [case]}))
+    trees = write_cases(tmp_path)[1]  # a model file whose digest is not the configured one
+    model = tmp_path / trees["model"]
+    trees.update(model=str(model), samples=str(tmp_path / trees["samples"]), sha256="a" * 64)
+    overlay.write_text(yaml.safe_dump({"custom": [case, trees]}))
     proc = snakemake(REPO, "-n", "--configfile", str(overlay), check=False)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
     assert f"custom case 'mine', key 'train': {missing}: no such file" in out, out[-3000:]
+    assert (
+        f"custom case 'my_forest', key 'sha256': {model} (key 'model') has SHA-256 "
+        f"{file_sha256(model)}, not the configured {'a' * 64}"
+    ) in out, out[-3000:]
     assert "Job stats" not in out
 
 
@@ -205,8 +278,14 @@ def test_cases_add_one_job_each_and_no_case_adds_none(tmp_path):
             case[key] = str(tmp_path / case[key])
     overlay.write_text(yaml.safe_dump({"custom": cases}))
     proc = snakemake(REPO, "-n", "--forceall", "custom", "--configfile", str(overlay))
-    jobs = planned_jobs(proc.stdout + proc.stderr)
+    out = proc.stdout + proc.stderr
+    jobs = planned_jobs(out)
     assert jobs == {"custom_nbc": 1, "custom_trees": 1, "custom_mlm": 1, "custom": 1}, jobs
+    model = cases[1]["model"]  # outside the repository: logged with its digest
+    assert (
+        f"custom case 'my_forest', key 'model': {model} is outside the repository ({REPO}); "
+        f"read with sha256 {file_sha256(model)}"
+    ) in out, out[-3000:]
     default = planned_jobs(snakemake(REPO, "-n", "--forceall").stdout)
     assert default.get("all") == 1 and not any(rule.startswith("custom") for rule in default)
 
@@ -416,6 +495,111 @@ def test_trees_case_equals_robustness_batch(tmp_path):
         run_trees(model, X.iloc[:2], case=dict(case, columns=["a", "b"]))
 
 
+def test_nbc_case_scores_a_declared_value_unseen_in_training(tmp_path):
+    case = write_cases(tmp_path)[0]
+    train, test = nbc_tables()
+    test.loc[3, "colour"] = "purple"  # possible, but absent from training
+    with pytest.raises(ValueError, match=r"custom case 'my_nbc', test table my/test.parquet"):
+        run_nbc(train, test, case=case)
+    declared = {"colour": ["red", "green", "blue", "purple"]}
+    result = run_nbc(train, test, case=dict(case, categories=declared))
+    direct = nbc_robustness(
+        fit_table(train, "y", cv_folds=3, seed=7, categories=declared), test[["colour", "size"]]
+    )
+    assert list(result.table["prediction"]) == list(direct["prediction"])
+    np.testing.assert_array_equal(result.table["eps_loc"], direct["eps_loc"])
+    assert np.isfinite(result.table["eps_loc"][3])
+    assert "Declared categories" in result.markdown and "['colour']" in result.markdown
+    with pytest.raises(ValueError, match=r"custom case 'my_nbc', train table my/train.csv"):
+        run_nbc(train, test, case=dict(case, categories={"colour": ["red", "green"]}))
+
+
+def by_position(model, frame: pd.DataFrame) -> np.ndarray:
+    """``model``'s labels for ``frame``'s values read by position, as a numpy array would be
+    (scikit-learn's warning that the array has no feature names silenced)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return model.predict(frame.to_numpy())
+
+
+def named_forest() -> RandomForestClassifier:
+    """The forest of forest(), fitted on the DataFrame: it knows its feature names a, b, c."""
+    X, y = tree_data()
+    return RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+
+
+REPRODUCIBLE = {"time_budget": 1.0, "max_boxes": 50, "max_draws": 5000, "seed": 5}
+
+
+def test_trees_case_matches_a_shuffled_samples_table_by_name(tmp_path):
+    """A forest fitted on a DataFrame, saved with skops, and a samples table whose columns are
+    shuffled: the labels and R of the correct order (read by position, the labels differ)."""
+    X, _ = tree_data(seed=9)
+    X = X.iloc[:6].reset_index(drop=True)
+    shuffled = X[["c", "a", "b"]]
+    sio.dump(named_forest(), tmp_path / "forest.skops")
+    model = load_model(tmp_path / "forest.skops")
+    assert (by_position(model, shuffled) != model.predict(X)).any()  # by position: wrong
+    case = {"name": "shuffled", "kind": "trees", "model": "forest.skops", "samples": "s.csv",
+            "noise": {"variance": [0.2, 0.1, 0.05]}, **REPRODUCIBLE}  # fmt: skip
+    got = run_trees(model, shuffled, case=case).table
+    direct = robustness_batch(
+        model, X, Gaussian(np.array([0.1, 0.05, 0.2])), seed=5, max_boxes=50, max_draws=5000
+    )
+    assert list(got["label"]) == list(model.predict(X))
+    for col in ("label", "lower", "upper", "estimate", "ci_low", "ci_high", "n_draws", "exact"):
+        np.testing.assert_array_equal(got[col], direct[col], err_msg=col)
+    # the same through the checks before any job: the shuffled table passes them
+    shuffled.to_csv(tmp_path / "s.csv", index=False)
+    assert check_cases([case], tmp_path) == [case]
+    from reliquant.trees.custom import check_model
+
+    assert check_model(case, tmp_path) == []
+
+
+def test_trees_case_refuses_missing_and_extra_names_with_both_lists(tmp_path):
+    from reliquant.trees.custom import check_model, check_models
+
+    X, _ = tree_data(seed=9)
+    sio.dump(named_forest(), tmp_path / "forest.skops")
+    X.iloc[:4].rename(columns={"c": "d"}).to_csv(tmp_path / "s.csv", index=False)
+    case = {"name": "renamed", "kind": "trees", "model": "forest.skops", "samples": "s.csv",
+            "noise": {"variance": 0.1}, **REPRODUCIBLE}  # fmt: skip
+    check_cases([case], tmp_path)
+    (line,) = check_model(case, tmp_path)
+    assert line.startswith("custom case 'renamed', key 'samples':"), line
+    assert "['a', 'b', 'd']" in line and "['a', 'b', 'c']" in line, line
+    with pytest.raises(CaseError, match=r"custom case 'renamed'"):
+        check_models([case], tmp_path)
+    model = load_model(tmp_path / "forest.skops")
+    with pytest.raises(ValueError, match=r"custom case 'renamed'.*\['a', 'b', 'd'\]"):
+        run_trees(model, X.iloc[:4].rename(columns={"c": "d"}), case=case)
+
+
+@pytest.mark.parametrize("suffix", [".json", ".ubj"])
+def test_trees_case_runs_xgboost_fitted_on_a_dataframe(tmp_path, suffix):
+    """XGBoost trained on a DataFrame and saved as .json/.ubj: the case runs (not "data did
+    not contain feature names") and equals the library on the model in memory."""
+    import xgboost as xgb
+
+    X, y = tree_data()
+    model = xgb.XGBClassifier(n_estimators=4, max_depth=2, random_state=0).fit(X, y)
+    model.save_model(tmp_path / f"m{suffix}")
+    samples = X.iloc[:4][["b", "c", "a"]]
+    samples.to_csv(tmp_path / "s.csv", index=False)
+    case = {"name": "xgb_named", "kind": "trees", "model": f"m{suffix}", "samples": "s.csv",
+            "noise": {"variance": 0.1}, **REPRODUCIBLE}  # fmt: skip
+    from reliquant.trees.custom import check_model
+
+    assert check_model(case, tmp_path) == []
+    got = run_trees(load_model(tmp_path / f"m{suffix}"), samples, case=case).table
+    direct = robustness_batch(model, X.iloc[:4], Gaussian(0.1), seed=5, max_boxes=50,
+                              max_draws=5000)  # fmt: skip
+    assert list(got["label"]) == list(model.predict(X.iloc[:4]))
+    for col in ("label", "lower", "upper", "estimate", "ci_low", "ci_high", "n_draws"):
+        np.testing.assert_array_equal(got[col], direct[col], err_msg=col)
+
+
 def test_mlm_case_equals_misclassification_likelihood(tmp_path):
     frame = softmax_table()
     reference = softmax_table(seed=1)
@@ -438,8 +622,50 @@ def run_mlm_case(frame, case, reference=None):
     return run_case(frame, case=case, reference=reference)
 
 
+# ------------------------------------------------------------------- report of the cases alone
+def _report_guard():
+    sys.path.insert(0, str(REPO / "workflow"))
+    try:
+        import report_guard
+    finally:
+        sys.path.remove(str(REPO / "workflow"))
+    return report_guard
+
+
+class _Dag:
+    """The two methods of Snakemake's DAG the guard reads, and ``jobs``."""
+
+    def __init__(self, jobs, pending):
+        self.jobs, self._pending = jobs, pending
+
+    def needrun_jobs(self):
+        return iter(self._pending)
+
+    def reason(self, job):
+        return "Missing output files"
+
+
+class _Job:
+    def __init__(self, rule, *outputs):
+        self.rule, self.output = SimpleNamespace(name=rule), list(outputs)
+
+
+def test_report_refusal_says_how_to_report_the_cases_alone(tmp_path):
+    guard = _report_guard()
+    mine = _Job("custom_nbc", str(tmp_path / "results/custom/mine.parquet"))
+    paper = _Job("nbc_auc", str(tmp_path / "results/nbc/auc.parquet"))
+    hint = "`snakemake --report report.html custom`"
+    # the papers' results missing, the case's done: the message says how to report it alone
+    assert hint in guard.missing_results_message(_Dag([mine, paper], [paper]))
+    # without custom cases, or when only the cases are pending, no such line
+    assert hint not in guard.missing_results_message(_Dag([paper], [paper]))
+    assert hint not in guard.missing_results_message(_Dag([mine], [mine]))
+    assert guard.missing_results_message(_Dag([mine], [])) is None  # target custom, all done
+
+
 # ------------------------------------------------------------------------------ end to end
 CUSTOM_YAML = REPO / "tests" / "custom.yaml"
+NBC_CATEGORIES = {"colour": ["red", "green", "blue", "purple"]}
 
 
 def custom_models() -> dict:
@@ -447,14 +673,23 @@ def custom_models() -> dict:
     import lightgbm as lgb
     import xgboost as xgb
 
-    X, y = _xy()
+    X, y = tree_data()
     return {
+        # fitted on the DataFrame: it knows its feature names a, b, c
         "xgb": xgb.XGBClassifier(n_estimators=4, max_depth=2, random_state=0).fit(X, y),
         "lightgbm": lgb.LGBMClassifier(
             n_estimators=4, num_leaves=4, min_child_samples=5, verbose=-1
-        ).fit(X, y),
+        ).fit(X.to_numpy(), y),
         "forest": forest(),
+        "forest_named": named_forest(),
     }
+
+
+def nbc_custom_test(test: pd.DataFrame) -> pd.DataFrame:
+    """nbc_csv's test table: one row's colour declared in its categories, unseen in training."""
+    test = test.copy()
+    test.loc[2, "colour"] = "purple"
+    return test
 
 
 def write_custom_inputs(root) -> dict:
@@ -463,12 +698,13 @@ def write_custom_inputs(root) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     train, test = nbc_tables(80, seed=4)
     train.to_csv(out / "nbc_train.csv", index=False)
-    test.to_csv(out / "nbc_test.csv", index=False)
+    nbc_custom_test(test).to_csv(out / "nbc_test.csv", index=False)
     train.to_parquet(out / "nbc_train.parquet")
     test.drop(columns="y").to_parquet(out / "nbc_test.parquet")
     X, _ = tree_data(seed=9)
     samples = X.iloc[:6].reset_index(drop=True)
     samples.to_parquet(out / "samples.parquet")
+    samples[["c", "a", "b"]].to_csv(out / "samples_shuffled.csv", index=False)
     samples.insert(0, "id", [f"s{i}" for i in range(len(samples))])
     samples.to_csv(out / "samples.csv", index=False)
     models = custom_models()
@@ -476,6 +712,7 @@ def write_custom_inputs(root) -> dict:
     models["xgb"].save_model(out / "xgb.ubj")
     models["lightgbm"].booster_.save_model(out / "lightgbm.txt")
     sio.dump(models["forest"], out / "forest.skops")
+    sio.dump(models["forest_named"], out / "forest_named.skops")
     softmax_table(60, k=4).to_csv(out / "softmax.csv", index=False)
     softmax_table(45, k=3, seed=1).to_parquet(out / "softmax.parquet")
     softmax_table(90, k=3, seed=2).to_csv(out / "reference.csv", index=False)
@@ -494,6 +731,9 @@ def test_custom_yaml_covers_every_kind_and_format(tmp_path):
     files = {Path(path).suffix for case in checked for path in case_inputs(case).values()}
     assert files == {".csv", ".parquet", ".json", ".ubj", ".txt", ".skops"}
     assert sorted({case["kind"] for case in checked}) == ["mlm", "nbc", "trees"]
+    from reliquant.trees.custom import check_models
+
+    check_models(checked, tmp_path)  # every model serves its samples (by name where named)
 
 
 def _image_is_a_figure(path) -> None:
@@ -512,14 +752,16 @@ def _image_is_a_figure(path) -> None:
 @pytest.mark.workflow
 def test_custom_yaml_end_to_end_against_the_library(tmp_path, monkeypatch):
     """tests/custom.yaml over tests/smoke.yaml: every case's table equals the library called
-    directly on the same data (the models in memory, not the files), its figure is drawn, its
-    report entries are there, and editing one case reruns its job only."""
-    import shutil
-
+    directly on the same data (the models in memory, not the files), its figure is drawn, the
+    report of the cases alone holds them and nothing else (the papers' results absent), and
+    editing one case reruns its job only."""
     work = copy_repo(tmp_path / "w")
-    shutil.copy2(CUSTOM_YAML, work / "tests" / "custom.yaml")
     monkeypatch.setenv("PYTHONPATH", str(work / "src"))
     models = write_custom_inputs(work)
+    overlay = yaml.safe_load(CUSTOM_YAML.read_text())
+    shuffled = next(case for case in overlay["custom"] if case["name"] == "trees_shuffled")
+    shuffled["sha256"] = file_sha256(work / shuffled["model"])  # checked before the job
+    (work / "tests" / "custom.yaml").write_text(yaml.safe_dump(overlay, sort_keys=False))
     overlays = ("--configfile", "tests/smoke.yaml", "tests/custom.yaml")
     snakemake(work, "--cores", "2", "custom", *overlays)
     cases = custom_yaml_cases()
@@ -528,12 +770,16 @@ def test_custom_yaml_end_to_end_against_the_library(tmp_path, monkeypatch):
     def table(name):
         return pq.read_table(out / f"{name}.parquet").to_pandas()
 
-    # nbc: fit_table + robustness on the same tables
+    # nbc: fit_table + robustness on the same tables (purple: declared, unseen in training)
     train, test = nbc_tables(80, seed=4)
-    got = table("nbc_csv")
-    direct = nbc_robustness(fit_table(train, "y", cv_folds=3, seed=7), test[["colour", "size"]])
+    got, declared = table("nbc_csv"), nbc_custom_test(test)
+    direct = nbc_robustness(
+        fit_table(train, "y", cv_folds=3, seed=7, categories=NBC_CATEGORIES),
+        declared[["colour", "size"]],
+    )
     assert list(got["prediction"]) == list(direct["prediction"])
-    assert list(got["correct"]) == list(direct["prediction"] == test["y"])
+    assert list(got["correct"]) == list(direct["prediction"] == declared["y"])
+    assert np.isfinite(got["eps_loc"][2])  # the purple row is scored
     for col in ("eps_glob", "eps_loc"):
         np.testing.assert_array_equal(got[col], direct[col], err_msg=col)
     got = table("nbc_parquet")
@@ -545,20 +791,27 @@ def test_custom_yaml_end_to_end_against_the_library(tmp_path, monkeypatch):
         np.testing.assert_array_equal(got[col], direct[col], err_msg=col)
     assert got["u_e"].max() > 0
 
-    # trees: robustness_batch on the models in memory, same noise and seed
-    X, _ = tree_data(seed=9)
-    X = X.iloc[:6].to_numpy()
-    for name, model in (("trees_xgb_json", "xgb"), ("trees_xgb_ubj", "xgb"),
-                        ("trees_lightgbm", "lightgbm")):  # fmt: skip
+    # trees: robustness_batch on the models in memory, same noise and seed; the named models
+    # get the samples as a DataFrame in the model's order (trees_shuffled's table is c, a, b)
+    named, _ = tree_data(seed=9)
+    named = named.iloc[:6].reset_index(drop=True)
+    X = named.to_numpy()
+    variances = {"trees_shuffled": [0.1, 0.05, 0.2]}  # its [0.2, 0.1, 0.05] in a, b, c order
+    for name, model, data in (("trees_xgb_json", "xgb", named), ("trees_xgb_ubj", "xgb", named),
+                              ("trees_lightgbm", "lightgbm", X),
+                              ("trees_shuffled", "forest_named", named)):  # fmt: skip
         case, got = cases[name], table(name)
-        variance = case["noise"]["variance"]
+        variance = variances.get(name, case["noise"]["variance"])
         noise = Gaussian(np.asarray(variance) if isinstance(variance, list) else variance)
-        direct = robustness_batch(models[model], X, noise, seed=case["seed"],
+        direct = robustness_batch(models[model], data, noise, seed=case["seed"],
                                   max_boxes=50, max_draws=5000)  # fmt: skip
         assert list(got["label"]) == list(direct["label"]), name
         for col in ("lower", "upper", "estimate", "ci_low", "ci_high", "n_draws", "exact"):
             np.testing.assert_array_equal(got[col], direct[col], err_msg=f"{name} {col}")
         assert ((got["lower"] <= got["estimate"]) & (got["estimate"] <= got["upper"])).all()
+    labels = models["forest_named"].predict(named)  # read by position, c, a, b would differ
+    assert list(table("trees_shuffled")["label"]) == list(labels)
+    assert (by_position(models["forest_named"], named[["c", "a", "b"]]) != labels).any()
     got = table("trees_sklearn")  # anytime: exact samples agree exactly, the rest overlap
     direct = robustness_batch(models["forest"], X, Gaussian(0.1), seed=4, time_budget=0.5)
     assert list(got["label"]) == list(direct["label"])
@@ -586,15 +839,28 @@ def test_custom_yaml_end_to_end_against_the_library(tmp_path, monkeypatch):
         _image_is_a_figure(work / "results" / "figures" / "custom" / f"{name}.png")
         assert (out / f"{name}.html").read_text().count("<table") >= 1
         assert (out / f"{name}.md").read_text().startswith(f"# Your case {name}:")
+
+    # the report of the cases alone: built without the papers' results, holding only them
     snakemake(work, "--report", "report.html", "custom", *overlays)
     html = (work / "report.html").read_text(errors="replace")
-    assert "Your cases" in html
-    for name in cases:
-        assert f"results/figures/custom/{name}.png" in html, name
-        assert f"results/custom/{name}.html" in html, name
+    found = re.search(r"var categories = (\{.*?\});\n", html)
+    assert found, "no categories in the report"
+    categories = json.loads(found.group(1))
+    assert list(categories) == ["Your cases"], list(categories)
+    entries = [path for sub in categories["Your cases"].values() for path in sub]
+    assert sorted(entries) == sorted(
+        [f"results/figures/custom/{name}.png" for name in cases]
+        + [f"results/custom/{name}.html" for name in cases]
+    )
+    # the whole report still refuses, naming the missing papers' jobs and the way above
+    proc = snakemake(work, "--report", "all.html", *overlays, check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0 and not (work / "all.html").exists()
+    assert "results are missing or out of date" in out, out[-3000:]
+    assert "`snakemake --report report.html custom`" in out, out[-3000:]
 
     # editing one case reruns its job only
-    edited = dict(yaml.safe_load(CUSTOM_YAML.read_text()))
+    edited = yaml.safe_load((work / "tests" / "custom.yaml").read_text())
     edited["custom"][0]["seed"] = 8
     (work / "tests" / "custom.yaml").write_text(yaml.safe_dump(edited, sort_keys=False))
     proc = snakemake(work, "-n", "custom", *overlays)

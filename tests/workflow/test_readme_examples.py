@@ -101,3 +101,38 @@ def test_yaml_example_passes_the_config_schema():
     cases = yaml.safe_load(example)["custom"]
     assert sorted(case["kind"] for case in cases) == ["mlm", "nbc", "trees"]
     validate_config(dict(load_config(REPO / "config.yaml"), custom=cases), SCHEMA)
+
+
+COMPARE_HEADING = "### Compare the scores on your own model"
+
+
+def compare_blocks() -> list[str]:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert readme.count(COMPARE_HEADING) == 1, f"the README needs one {COMPARE_HEADING!r}"
+    text = readme.split(COMPARE_HEADING, 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", text, flags=re.S)
+
+
+def test_compare_section_has_one_example_per_model_kind():
+    code = "\n".join(compare_blocks())
+    for call in ("probability_scores(", "tree_robustness(", "black_box_robustness(",
+                 "nbc_robustness(", "compare_scores("):  # fmt: skip
+        assert call in code, call
+
+
+@pytest.mark.parametrize("code", compare_blocks(), ids=lambda code: _name(code))
+def test_compare_example_runs_and_ranks_its_scores(code):
+    from reliquant.compare import COMPARISON_COLUMNS
+
+    namespace: dict = {"__name__": "readme_example"}
+    exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - our own README
+    comparison = namespace["comparison"]
+    assert list(comparison.columns) == list(COMPARISON_COLUMNS)
+    assert set(comparison["score"]) == set(namespace["scores"])
+    assert comparison["best"].sum() == 1
+    best = comparison.loc[comparison["best"]].iloc[0]
+    assert best["auarc"] == comparison["auarc"].max() and best["diff_vs_best"] == 0
+    assert comparison["auarc"].between(0, 1).all()
+    assert (comparison["ci_low"] <= comparison["auarc"] + 1e-12).all()
+    assert (comparison["auarc"] <= comparison["ci_high"] + 1e-12).all()
+    assert (comparison["diff_vs_best"] <= 1e-12).all()

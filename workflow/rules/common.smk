@@ -4,19 +4,31 @@
 
 import importlib.util
 import os
+import sys
 from pathlib import Path
 
 import pandas as pd
 
 from reliquant.core.codedigest import library_digest
+from reliquant.core.io import remove_damaged_parquet_files
 
 ENV_CORE = "../../envs/core.yaml"
 ENV_TORCH = "../../envs/torch.yaml"
 ENV_BENCH = "../../envs/bench.yaml"
 #: Topics in report order; each defines <TOPIC>_TARGETS in workflow/rules/<topic>.smk.
-TOPICS = ["data", "nbc", "trees", "pmnist", "mlm", "custom", "report"]
+TOPICS = ["data", "nbc", "trees", "pmnist", "mlm", "compare", "custom", "report"]
 #: Topics whose <topic>_paper job sets their paper's numbers beside ours.
 PAPER_TOPICS = ["nbc", "trees", "mlm"]
+
+# A parquet output that no reader would accept (truncated, a footer that does not parse, no
+# or a garbled digest record: reliquant.core.io, "Integrity of parquet intermediates") is
+# deleted before Snakemake plans, so its job runs again instead of failing on it forever.
+# Footers only (about 0.2 ms a file). Dry runs too: Snakemake picks its dry-run
+# executor after parsing, and the plan then shows the rebuild. Only the main process checks
+# (a cluster job parses this file again while other jobs run).
+if workflow.is_main_process:
+    for _path, _why in remove_damaged_parquet_files("results").items():
+        print(f"reliquant: removed {_path} ({_why}); its job runs again", file=sys.stderr)
 
 
 def library_root():

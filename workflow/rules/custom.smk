@@ -3,13 +3,16 @@
 # results/custom/<name>.parquet, .md and the .html page and the figure
 # results/figures/custom/<name>.png that the report shows under "Your cases".
 # A job's params are its case's config entry only, so editing one case reruns only its job;
-# its code digest is the kind's package and core. `snakemake custom` runs only these jobs.
+# its code digest is the kind's package and core. `snakemake custom` runs only these jobs, and
+# `snakemake --report report.html custom` reports only them ("Your cases"; report_guard.py
+# then checks only their results, not the papers').
 # Resources: 2000 MB; trees: 3 x (samples x time_budget + 60 s), other kinds 10 minutes (at
 # least 5 minutes, CONTRIBUTING.md, Resources); --set-resources overrides them per rule.
 
 from reliquant.core.custom import case_inputs, case_name_pattern, case_runtime, check_cases
 
-# Names, kinds, files, suffixes and columns checked before any job is planned.
+# Names, kinds, files, suffixes, columns and a model's sha256 checked before any job is
+# planned; a file outside the repository is logged with its SHA-256 (logger reliquant.custom).
 CUSTOM_CASES = check_cases(config["custom"])
 # trees cases: each model file is read now, so an unsupported model or one whose feature
 # count differs from the case's columns stops the run before any job.

@@ -7,8 +7,10 @@ import importlib.metadata
 
 REPORT_CODE = code_digest()
 #: docs_blocks calls each topic's highlights module.
-DOCS_CODE = code_digest("nbc", "trees", "pmnist", "mlm")
+DOCS_CODE = code_digest("nbc", "trees", "pmnist", "mlm", "compare")
 summary_report = topic_report("Summary")
+#: Topics whose claims the summary lists: the papers' and the compare topic's ("beyond").
+SUMMARY_TOPICS = PAPER_TOPICS + ["compare"]
 BENCH_TOPICS = ["nbc", "trees", "pmnist", "mlm"]
 #: Digest of the installed package versions: installing other versions rewrites
 #: results/environment.json (a params rerun trigger); nothing else reruns it.
@@ -34,8 +36,18 @@ DOC_BLOCKS = [
     "pmnist_accuracy",
     "pmnist_pixel_means",
     "pmnist_quirks",
+    "readme_compare",
+    "compare_cases",
+    "compare_hybrid",
 ]
-DOC_PAGES = ["README.md", "docs/nbc.md", "docs/trees.md", "docs/pmnist.md", "docs/mlm.md"]
+DOC_PAGES = [
+    "README.md",
+    "docs/nbc.md",
+    "docs/trees.md",
+    "docs/pmnist.md",
+    "docs/mlm.md",
+    "docs/compare.md",
+]
 
 
 REPORT_TARGETS = [
@@ -47,9 +59,9 @@ REPORT_TARGETS = [
 
 rule report_summary:
     input:
-        comparisons=expand("results/{topic}/paper_comparison.parquet", topic=PAPER_TOPICS),
-        claims=expand("results/{topic}/paper_claims.parquet", topic=PAPER_TOPICS),
-        notes=expand("results/{topic}/paper_notes.md", topic=PAPER_TOPICS),
+        comparisons=expand("results/{topic}/paper_comparison.parquet", topic=SUMMARY_TOPICS),
+        claims=expand("results/{topic}/paper_claims.parquet", topic=SUMMARY_TOPICS),
+        notes=expand("results/{topic}/paper_notes.md", topic=SUMMARY_TOPICS),
     output:
         md="results/summary.md",
         html=summary_report(
@@ -88,6 +100,9 @@ rule docs_blocks:
         mlm_misclustered="results/mlm/misclustered.parquet",
         pmnist_summary="results/pmnist/summary.md",
         pmnist_stats="results/pmnist/summary.parquet",
+        compare_auarc="results/compare/auarc.parquet",
+        compare_contrast="results/compare/contrast.parquet",
+        compare_hybrid="results/compare/hybrid.parquet",
     output:
         expand("results/docs/{block}.md", block=DOC_BLOCKS),
     params:

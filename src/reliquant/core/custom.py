@@ -6,24 +6,31 @@ Each case is a mapping with a ``name`` (``[a-z0-9_]+``, unique: it names
 * ``nbc``: ``train`` and ``test`` tables and the ``target`` column (paper 000's robustness of
   a Naive Bayes fitted on ``train``; optional ``alpha``, else cross-validated with ``alphas``,
   ``cv_folds`` and ``seed``; optional ``bootstrap``: that many bootstrap models for the
-  uncertainty metrics u_m .. u_e);
+  uncertainty metrics u_m .. u_e; optional ``categories``: ``{column: [value, ...]}``, the
+  possible values of a column, so that a test value declared but unseen in training is scored
+  with eq. 18's smoothing);
 * ``trees``: a ``model`` file (XGBoost ``.json``/``.ubj``, LightGBM ``.txt``, scikit-learn
-  ``.skops``), the ``samples`` table (optional ``columns``: the model's features in order),
+  ``.skops``), the ``samples`` table (optional ``columns``: its feature columns, matched to
+  the model's feature names by name when the model knows them, else in the model's order),
   ``noise: {variance: v}`` (a number, or one per feature) and ``time_budget`` seconds per
-  sample (papers 001/002; optional ``seed``, ``confidence``, ``max_boxes`` + ``max_draws``);
+  sample (papers 001/002; optional ``seed``, ``confidence``, ``max_boxes`` + ``max_draws``;
+  optional ``sha256``: the model file's SHA-256, checked before any job);
 * ``mlm``: a ``softmax`` table with columns ``p0 .. p{K-1}`` and ``label`` (paper 004's
   Misclassification Likelihood Matrix; optional ``reference`` table of the same form for the
   centroids, ``refine``, ``seed``).
 
 Tables are CSV (with a header row) or parquet. :func:`check_cases` checks what the JSON schema
 cannot: unique names, that each file exists and has the right suffix, that named columns are
-in the files, and keys that depend on each other; every problem is one line naming the case,
-the key and the path. The JSON schema (``workflow/schemas/custom.schema.yaml``) checks types
+in the files, a model file's ``sha256``, and keys that depend on each other; every problem is
+one line naming the case, the key and the path. A file outside the working directory (the
+repository) is allowed; it is logged (logger ``reliquant.custom``, a warning) with its case,
+key, path and SHA-256, so that the run's log says which bytes were read. The JSON schema (``workflow/schemas/custom.schema.yaml``) checks types
 and bounds. No Snakemake here: the workflow calls these functions when it loads.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import os
 import re
@@ -37,7 +44,7 @@ import pandas as pd
 import pyarrow as pa
 
 from reliquant.core.config import ConfigError
-from reliquant.core.io import TABLE_SUFFIXES, table_file_columns, table_file_rows
+from reliquant.core.io import TABLE_SUFFIXES, file_sha256, table_file_columns, table_file_rows
 
 __all__ = [
     "CASE_KEYS",
@@ -49,18 +56,24 @@ __all__ = [
     "case_runtime",
     "check_cases",
     "label_values",
+    "outside_files",
     "softmax_columns",
 ]
+
+log = logging.getLogger("reliquant.custom")
 
 NAME_PATTERN = re.compile(r"[a-z0-9_]+")
 #: Model files a ``trees`` case reads (reliquant.trees.load_model).
 MODEL_SUFFIXES = (".json", ".ubj", ".txt", ".skops")
 #: Per kind: (required keys, optional keys). ``name`` and ``kind`` are required everywhere.
 CASE_KEYS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "nbc": (("train", "test", "target"), ("alpha", "alphas", "cv_folds", "seed", "bootstrap")),
+    "nbc": (
+        ("train", "test", "target"),
+        ("alpha", "alphas", "cv_folds", "seed", "bootstrap", "categories"),
+    ),
     "trees": (
         ("model", "samples", "noise", "time_budget"),
-        ("columns", "seed", "confidence", "max_boxes", "max_draws"),
+        ("columns", "seed", "confidence", "max_boxes", "max_draws", "sha256"),
     ),
     "mlm": (("softmax",), ("reference", "refine", "seed")),
 }
@@ -70,6 +83,9 @@ FILE_KEYS: dict[str, dict[str, tuple[str, ...]]] = {
     "trees": {"model": MODEL_SUFFIXES, "samples": TABLE_SUFFIXES},
     "mlm": {"softmax": TABLE_SUFFIXES, "reference": TABLE_SUFFIXES},
 }
+#: Per kind, the file key whose SHA-256 the optional ``sha256`` key gives.
+DIGEST_KEYS: dict[str, str] = {"trees": "model"}
+SHA256_PATTERN = re.compile(r"[0-9a-fA-F]{64}")
 #: Minutes a ``trees`` job needs besides its samples (imports, kernel compilation, writing).
 TREES_OVERHEAD_S = 60.0
 #: Runtime headroom (CONTRIBUTING.md, Resources: wall time x 3, at least 5 minutes).
@@ -151,6 +167,22 @@ def _check_columns(where: str, case: Mapping[str, Any], root: Path) -> list[str]
                 f"{where}, key 'test': {case['test']} lacks the training columns {missing} "
                 f"(columns: {test})"
             )
+        categories = case.get("categories")
+        if categories is not None:
+            if not isinstance(categories, Mapping) or not all(
+                isinstance(v, list) and v for v in categories.values()
+            ):
+                problems.append(
+                    f"{where}, key 'categories': expected a mapping of column -> non-empty list "
+                    f"of values; got {categories!r}"
+                )
+            else:
+                unknown = [c for c in categories if str(c) not in train]
+                if unknown:
+                    problems.append(
+                        f"{where}, key 'categories': {unknown} not columns of {case['train']} "
+                        f"(columns: {train})"
+                    )
     elif kind == "trees":
         present = _columns(where, "samples", case["samples"], root)
         columns = case.get("columns")
@@ -194,6 +226,39 @@ def _check_columns(where: str, case: Mapping[str, Any], root: Path) -> list[str]
     return problems
 
 
+def _check_digest(where: str, case: Mapping[str, Any], root: Path) -> str | None:
+    """The problem with a case's ``sha256`` key (None when absent or matching): the file of
+    :data:`DIGEST_KEYS` must have that SHA-256 (hex, either case)."""
+    kind = case["kind"]
+    if "sha256" not in case or kind not in DIGEST_KEYS:
+        return None
+    key, expected = DIGEST_KEYS[kind], case["sha256"]
+    if not isinstance(expected, str) or not SHA256_PATTERN.fullmatch(expected):
+        return f"{where}, key 'sha256': expected 64 hex digits; got {expected!r}"
+    actual = file_sha256(root / case[key])
+    if actual != expected.lower():
+        return (
+            f"{where}, key 'sha256': {case[key]} (key {key!r}) has SHA-256 {actual}, not the "
+            f"configured {expected.lower()}; the file changed or the digest is wrong"
+        )
+    return None
+
+
+def outside_files(
+    cases: Sequence[Mapping[str, Any]], root: str | os.PathLike = "."
+) -> list[tuple[str, str, str, str]]:
+    """The input files of checked ``cases`` that lie outside ``root`` (the repository), as
+    ``(case, key, path, sha256)``; symbolic links are resolved first."""
+    base = Path(root).resolve()
+    out = []
+    for case in cases:
+        for key, path in case_inputs(case).items():
+            full = (base / path).resolve()
+            if not full.is_relative_to(base):
+                out.append((case["name"], key, path, file_sha256(full)))
+    return out
+
+
 def check_cases(
     cases: Sequence[Mapping[str, Any]] | None, root: str | os.PathLike = "."
 ) -> list[dict[str, Any]]:
@@ -204,10 +269,15 @@ def check_cases(
     ``kind`` of :data:`CASE_KEYS`; its required keys are there and no key is unknown; every
     file key names an existing file (paths relative to ``root``, the workflow's working
     directory) with an allowed suffix; the columns a case names are in its tables (``nbc``:
-    ``target`` in ``train``, the training features in ``test``; ``trees``: ``columns`` in
-    ``samples`` and one ``noise.variance`` per feature when it is a list; ``mlm``: ``p0 ..
-    p{K-1}`` and ``label``, the same K in ``reference``); ``max_boxes`` and ``max_draws``
-    together.
+    ``target`` in ``train``, the training features in ``test``, the ``categories`` columns in
+    ``train``; ``trees``: ``columns`` in ``samples`` and one ``noise.variance`` per feature
+    when it is a list; ``mlm``: ``p0 .. p{K-1}`` and ``label``, the same K in
+    ``reference``); ``max_boxes`` and ``max_draws`` together; a ``trees`` case's ``sha256``
+    is its model file's SHA-256 (the message names both digests).
+
+    Files outside ``root`` are allowed; once every check passed, each is logged (a warning
+    of logger ``reliquant.custom``) naming its case, key, path and SHA-256
+    (:func:`outside_files`).
     """
     root = Path(root)
     problems: list[str] = []
@@ -257,9 +327,17 @@ def check_cases(
                 problems.extend(_check_columns(where, case, root))
             except ValueError as err:
                 problems.append(str(err))
+            digest = _check_digest(where, case, root)
+            if digest:
+                problems.append(digest)
         out.append(dict(case))
     if problems:
         raise CaseError("invalid custom cases:\n  " + "\n  ".join(problems))
+    for name, key, path, digest in outside_files(out, root):
+        log.warning(
+            "custom case %r, key %r: %s is outside the repository (%s); read with sha256 %s",
+            name, key, path, Path(root).resolve(), digest,
+        )  # fmt: skip
     return out
 
 

@@ -52,6 +52,7 @@ PAPER_TITLES: dict[str, str] = {
     "001": "Probabilistic robustness of tree ensembles, first version (paper 001)",
     "002": "Probabilistic robustness of tree ensembles, revised (paper 002)",
     "004": "Misclassification Likelihood Matrix (paper 004)",
+    "beyond": "Beyond the papers: which reliability score to trust",
 }
 
 COMPARISON_SCHEMA = pa.schema(

@@ -6,7 +6,10 @@ from ``seed``, Section 6.1); every row of ``test`` gets its prediction (eq. 2), 
 (Theorem 5.2, eq. 13) and eps_loc (Theorem 6.1) by :func:`robustness`. When ``test`` holds
 the target column too, each row also says whether the prediction is right. With
 ``bootstrap: M``, every row also gets the uncertainty metrics u_m, u_H (eqs. 3-4) and u_a,
-u_t, u_e (eqs. 5-7) of M bootstrap NBCs (Section 7.3), drawn from ``seed``.
+u_t, u_e (eqs. 5-7) of M bootstrap NBCs (Section 7.3), drawn from ``seed``. With
+``categories: {column: [value, ...]}``, a column's possible values are declared (as
+:func:`fit_table`'s ``categories=``): a test value declared but absent from training is scored
+with eq. 18's smoothing instead of refused.
 The test table's feature columns are matched to the training ones by name (a missing one is
 refused, naming it; its other columns are left out); a train column of non-integer numbers is
 refused at fit (bin it first), as are an empty train table and one with a single class.
@@ -38,10 +41,10 @@ def run_case(train: pd.DataFrame, test: pd.DataFrame, *, case: Mapping[str, Any]
     """Fit on ``train`` and score ``test`` for one ``nbc`` case (module docstring).
 
     ``case``: the case's config entry (``target``; optional ``alpha``, ``alphas`` (default
-    the paper's grid), ``cv_folds`` (5), ``seed`` (0), ``bootstrap``). One row per test row:
-    ``row`` (its position in ``test``), ``prediction``, ``eps_glob``, ``eps_loc``, with
-    ``bootstrap`` the columns u_m .. u_e, and, when ``test`` has the target column, ``truth``
-    and ``correct``.
+    the paper's grid), ``cv_folds`` (5), ``seed`` (0), ``bootstrap``, ``categories``). One
+    row per test row: ``row`` (its position in ``test``), ``prediction``, ``eps_glob``,
+    ``eps_loc``, with ``bootstrap`` the columns u_m .. u_e, and, when ``test`` has the target
+    column, ``truth`` and ``correct``.
     """
     target = case["target"]
     seed = int(case.get("seed", 0))
@@ -53,10 +56,12 @@ def run_case(train: pd.DataFrame, test: pd.DataFrame, *, case: Mapping[str, Any]
             alphas=tuple(case.get("alphas", DEFAULT_ALPHAS)),
             cv_folds=int(case.get("cv_folds", 5)),
             seed=seed,
+            categories=case.get("categories"),
         )
-    except ValueError as err:
+    except (TypeError, ValueError) as err:
+        key = " (key 'categories')" if "categor" in str(err) and "categories" in case else ""
         raise ValueError(
-            f"custom case {case['name']!r}, train table {case['train']}: {err}"
+            f"custom case {case['name']!r}, train table {case['train']}{key}: {err}"
         ) from err
     bootstrap = case.get("bootstrap")
     features = set(fitted.encoder.columns)
@@ -151,6 +156,11 @@ def _markdown(table: pd.DataFrame, case: Mapping[str, Any], fitted, n_train: int
         "(eq. 13) and eps_loc (Theorem 6.1): how far the model's probabilities may move before "
         "a prediction changes; larger is more robust."
     )
+    if case.get("categories"):
+        text += (
+            f" Declared categories (counted by eq. 18's smoothing, seen in training or not) "
+            f"for the columns {list(case['categories'])}."
+        )
     if "correct" in table:
         text += f" Accuracy {table['correct'].mean():.4f}."
     metrics = ["eps_glob", "eps_loc"]

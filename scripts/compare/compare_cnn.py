@@ -1,0 +1,49 @@
+"""Rule compare_cnn: the CNN's per-prediction table (softmax partitions + Monte Carlo
+robustness of the trained CNN)."""
+
+from reliquant.mlm import pin_cpu_kernels
+
+# before anything imports torch: the same CPU kernels on every x86-64 machine (docs/mlm.md)
+pin_cpu_kernels()
+
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from reliquant.compare.reproduction.mnist import (  # noqa: E402
+    cnn_predict,
+    cnn_predictions,
+    sample_arrays,
+    softmax_for_sample,
+)
+from reliquant.compare.reproduction.tables import prediction_schema, score_columns  # noqa: E402
+from reliquant.core.io import read_frame, read_table, write_frame  # noqa: E402
+from reliquant.core.runlog import setup_logging  # noqa: E402
+from reliquant.mlm import load_model  # noqa: E402
+from reliquant.mlm.inference import select_device  # noqa: E402
+
+log = setup_logging(snakemake.log[0], "compare")
+inp, p = snakemake.input, snakemake.params
+torch.set_num_threads(snakemake.threads)
+meta, images = sample_arrays(read_table(inp.sample))
+names = [path.rsplit("/", 1)[-1].removesuffix(".parquet") for path in inp.softmax]
+softmax = softmax_for_sample(
+    meta, {n: read_frame(f) for n, f in zip(names, inp.softmax, strict=True)}
+)
+train = read_frame(inp.train)
+device = select_device(p.device)
+model = load_model(inp.model, device=device)
+frame = cnn_predictions(
+    meta,
+    images,
+    softmax,
+    train[[f"p{c}" for c in range(10)]].to_numpy(),
+    train["label"].to_numpy(dtype=np.int64),
+    cnn_predict(model, device=device),
+    exp=p.exp,
+    seed=p.seed,
+    batch_rows=snakemake.config["compare"]["speed"]["batch_rows"],
+)
+write_frame(frame, snakemake.output[0], prediction_schema(score_columns(frame)))
+log.info(
+    "accuracy per case: %s", frame.groupby("case", sort=False)["correct"].mean().round(4).to_dict()
+)

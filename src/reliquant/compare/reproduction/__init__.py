@@ -1,0 +1,26 @@
+"""The workflow's ``compare`` topic (issue 23): every reliability score on the same predictions
+of several models and data sets, in distribution and under shift.
+
+Everything the ``compare_*`` rules run; a user scoring their own model needs none of it (see
+:mod:`reliquant.compare`).
+
+Modules
+-------
+tables       the per-prediction table (one per data set): columns, explicit pyarrow schema,
+             score families (robustness or uncertainty), data set and case labels
+mnist        the MNIST subsample (clean test images and each corruption at chosen levels),
+             the CNN's scores (softmax partitions + black-box Monte Carlo robustness) and the
+             random forest / XGBoost models fitted here with their scores
+tabular      Pima (XGBoost, tree robustness, a noise shift), the NBC paper's synthetic cells
+             (read from the nbc topic's outputs), a scikit-learn table (breast cancer or
+             wine) discretised for a Naive Bayes, with a synthetic shift
+evaluation   AU-ARC with bootstrap intervals per case and on the pooled shifted predictions,
+             score ranks, accuracy-rejection curves on a grid, the hybrid per condition
+paper        the claim "robustness flags unreliable predictions better than uncertainty
+             under shift", judged per data set (``paper_tables``)
+figures      accuracy-rejection curves (a panel per data set) and the heat map of ranks
+highlights   the generated blocks of the README and docs/compare.md
+settings     constraints between keys of the compare config section (``check_settings``)
+"""
+
+__all__: list[str] = []

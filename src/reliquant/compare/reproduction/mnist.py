@@ -1,0 +1,313 @@
+"""MNIST in the compare topic: the subsample, the CNN's scores and the tree models' scores.
+
+**Subsample** (:func:`mnist_sample`). The clean case holds ``n_clean`` test images drawn
+(without replacement, ``block_rng(seed, "mnist_clean")``) from the clean Perturbed MNIST
+partition; each shifted case ``level L`` holds, for every corruption, the same
+``n_per_corruption`` test images (``block_rng(seed, "mnist_shifted")``) corrupted at level
+``L`` (the pmnist partitions). So a level's case has ``n_per_corruption x corruptions``
+predictions and every corruption weighs the same in it.
+
+**CNN** (:func:`cnn_predictions`): the softmax of paper 004's CNN for those images is read
+from the mlm topic's softmax partitions (not recomputed); probability scores
+(:func:`reliquant.compare.probability_scores`, centroids from the correct training
+predictions, :func:`reliquant.compare.fit_centroids`) and the black-box Monte Carlo
+robustness (:func:`reliquant.compare.black_box_robustness`): ``n_draws`` copies ``x + e``,
+``e ~ N(0, variance I)`` on the [0, 1] pixel scale, not clipped (the same noise as the tree
+models'), each classified by the CNN (:func:`cnn_predict`); the score is the share that keeps
+the stored prediction.
+
+**Tree models** (:func:`fit_mnist_model`, :func:`tree_mnist_predictions`): a random forest
+or an XGBoost classifier fitted here on ``n_train`` training images (784 pixels in [0, 1]),
+scored on the same subsample: probability scores (centroids from the model's training
+predictions) and the Monte Carlo robustness under the same noise, through the model's
+``predict_proba`` (the exact engine of :mod:`reliquant.trees` costs about 0.5 s per image at
+784 pixels, beyond this topic's budget; it serves Pima, see :mod:`.tabular`).
+
+Public API: :data:`SAMPLE_SCHEMA`, :data:`TREE_MODELS`, :func:`mnist_sample`,
+:func:`sample_table`, :func:`sample_arrays`, :func:`softmax_for_sample`, :func:`cnn_predict`,
+:func:`cnn_predictions`, :func:`fit_mnist_model`, :func:`tree_mnist_predictions`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from reliquant.compare import black_box_robustness, fit_centroids, probability_scores
+from reliquant.compare.reproduction.tables import prediction_frame
+from reliquant.core.io import (
+    arrow_to_images,
+    image_type,
+    images_to_arrow,
+    open_parquet,
+    read_table,
+)
+from reliquant.core.seeding import block_int_seed, block_rng
+
+__all__ = [
+    "SAMPLE_SCHEMA",
+    "TREE_MODELS",
+    "cnn_predict",
+    "cnn_predictions",
+    "fit_mnist_model",
+    "mnist_sample",
+    "sample_arrays",
+    "sample_table",
+    "softmax_for_sample",
+    "tree_mnist_predictions",
+]
+
+#: The subsample: one row per (case, corruption, image).
+SAMPLE_SCHEMA = pa.schema(
+    [
+        pa.field("case", pa.string(), nullable=False),
+        pa.field("corruption", pa.string(), nullable=False),
+        pa.field("level", pa.uint8(), nullable=False),
+        pa.field("test_index", pa.int32(), nullable=False),
+        pa.field("label", pa.uint8(), nullable=False),
+        pa.field("image", image_type(), nullable=False),
+    ]
+)
+#: Tree model kinds fitted on MNIST -> data set key of their table.
+TREE_MODELS = {"random_forest": "rf_mnist", "xgboost": "xgb_mnist"}
+_META = ["case", "corruption", "level", "test_index", "label"]
+
+
+def _level_case(level: int) -> str:
+    return "clean" if level == 0 else f"level {level}"
+
+
+def _draw(available: np.ndarray, n: int, rng: np.random.Generator, key: str) -> np.ndarray:
+    if n > available.size:
+        raise ValueError(
+            f"compare.mnist.{key} = {n} exceeds the {available.size} test images of the "
+            "Perturbed MNIST partitions (pmnist.images_per_class)"
+        )
+    return np.sort(rng.choice(available, size=n, replace=False))
+
+
+def _read_rows(path: str | os.PathLike, levels: set[int], index: np.ndarray) -> pd.DataFrame:
+    """The rows of a partition with a level in ``levels`` and a test index in ``index``
+    (the whole file is streamed, so that its content digest is verified)."""
+    wanted = list(levels)
+    parts = []
+    columns = ["test_index", "label", "corruption", "level", "image"]
+    for batch in open_parquet(path).iter_batches(batch_size=20000, columns=columns):
+        keep = np.isin(batch.column("level").to_numpy(), wanted) & np.isin(
+            batch.column("test_index").to_numpy(), index
+        )
+        if not keep.any():
+            continue
+        tab = pa.Table.from_batches([batch]).filter(pa.array(keep))
+        images = arrow_to_images(tab.column("image"))
+        frame = tab.drop(["image"]).to_pandas()
+        frame["image"] = list(images.reshape(len(frame), -1))
+        parts.append(frame)
+    if not parts:
+        raise ValueError(f"{path} holds no row at levels {sorted(levels)}")
+    return pd.concat(parts, ignore_index=True)
+
+
+def mnist_sample(
+    clean_path: str | os.PathLike,
+    partitions: Mapping[str, str | os.PathLike],
+    *,
+    levels: Sequence[int],
+    n_clean: int,
+    n_per_corruption: int,
+    seed: int,
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """The subsample (module docstring): ``(meta, images)`` with ``meta`` columns ``case,
+    corruption, level, test_index, label`` (clean rows: corruption ``"clean"``, level 0) and
+    ``images`` uint8 ``(n, 28, 28)``. ``partitions``: corruption -> its pmnist partition."""
+    clean_index = read_table(clean_path, columns=["test_index"]).column("test_index").to_numpy()
+    available = np.unique(clean_index)
+    pick_clean = _draw(available, n_clean, block_rng(seed, "mnist_clean"), "n_clean")
+    pick_shift = _draw(
+        available, n_per_corruption, block_rng(seed, "mnist_shifted"), "n_per_corruption"
+    )
+    frames = [_read_rows(clean_path, {0}, pick_clean)]
+    for name in partitions:
+        frames.append(_read_rows(partitions[name], set(levels), pick_shift))
+    rows = pd.concat(frames, ignore_index=True)
+    rows["level"] = rows["level"].astype(np.uint8)
+    rows = rows.sort_values(["level", "corruption", "test_index"], kind="stable")
+    rows = rows.reset_index(drop=True)
+    expected = n_clean + n_per_corruption * len(partitions) * len(levels)
+    if len(rows) != expected:
+        raise ValueError(f"the subsample has {len(rows)} rows, expected {expected}")
+    rows["case"] = [_level_case(int(v)) for v in rows["level"]]
+    images = np.stack(rows.pop("image").to_list()).reshape(-1, 28, 28).astype(np.uint8)
+    return rows[_META], images
+
+
+def sample_table(meta: pd.DataFrame, images: np.ndarray) -> pa.Table:
+    """The subsample as an arrow table of :data:`SAMPLE_SCHEMA`."""
+    cols = {c: pa.array(meta[c].to_numpy(), type=SAMPLE_SCHEMA.field(c).type) for c in _META}
+    cols["image"] = images_to_arrow(np.asarray(images, dtype=np.uint8))
+    return pa.table(cols, schema=SAMPLE_SCHEMA)
+
+
+def sample_arrays(table: pa.Table) -> tuple[pd.DataFrame, np.ndarray]:
+    """``(meta, images)`` back from a :data:`SAMPLE_SCHEMA` table."""
+    images = arrow_to_images(table.column("image"))
+    return table.drop(["image"]).to_pandas()[_META], images
+
+
+def softmax_for_sample(meta: pd.DataFrame, softmax: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """The softmax rows (``p0..p9``, ``prediction``) of the subsample, in its order, from the
+    mlm topic's softmax partitions (``softmax``: partition name -> table; the clean rows come
+    from partition ``"clean"``). A missing row raises, naming it."""
+    parts = []
+    for name, frame in softmax.items():
+        parts.append(frame.assign(corruption=name))
+    table = pd.concat(parts, ignore_index=True)
+    table = table.rename(columns={"index": "test_index"})
+    keys = ["corruption", "level", "test_index"]
+    left = meta[keys].astype({"level": np.int64, "test_index": np.int64})
+    right = table.astype({"level": np.int64, "test_index": np.int64})
+    out = left.merge(right, on=keys, how="left", validate="one_to_one")
+    if out["prediction"].isna().any():
+        first = out[out["prediction"].isna()].iloc[0]
+        raise ValueError(
+            f"no softmax row for {first['corruption']} level {first['level']} test image "
+            f"{first['test_index']}: are the softmax partitions of the same pmnist run?"
+        )
+    labels = meta["label"].to_numpy(dtype=np.int64)
+    if not np.array_equal(out["label"].to_numpy(dtype=np.int64), labels):
+        raise ValueError("softmax labels differ from the subsample's labels")
+    return out
+
+
+def cnn_predict(
+    model: Any, *, batch_size: int = 512, device: Any = None
+) -> Callable[[np.ndarray], np.ndarray]:
+    """``predict(images) -> labels`` of paper 004's CNN for float images ``(n, 28, 28)`` on the
+    [0, 1] scale (normalised as in training, ``2 x - 1``), through
+    :func:`reliquant.mlm.predict_softmax` (argmax of the softmax)."""
+    import torch
+
+    from reliquant.mlm import predict_softmax
+
+    def preprocess(batch: np.ndarray) -> torch.Tensor:
+        x = torch.from_numpy(np.ascontiguousarray(batch, dtype=np.float32))
+        return x.mul(2.0).sub(1.0).unsqueeze(1)
+
+    def predict(images: np.ndarray) -> np.ndarray:
+        proba = predict_softmax(
+            model, images, batch_size=batch_size, device=device, preprocess=preprocess,
+            outputs="log_softmax",
+        )  # fmt: skip
+        return proba.argmax(axis=1)
+
+    return predict
+
+
+def _condition(case: pd.Series) -> np.ndarray:
+    return np.where(case.to_numpy() == "clean", "clean", "shifted")
+
+
+def cnn_predictions(
+    meta: pd.DataFrame,
+    images: np.ndarray,
+    softmax: pd.DataFrame,
+    train_softmax: np.ndarray,
+    train_labels: np.ndarray,
+    predict: Callable[[np.ndarray], np.ndarray],
+    *,
+    exp: Mapping[str, Any],
+    seed: int,
+    batch_rows: int = 65536,
+) -> pd.DataFrame:
+    """The CNN's per-prediction table (module docstring): ``softmax`` the subsample's rows
+    (:func:`softmax_for_sample`), ``train_softmax`` / ``train_labels`` the training split's
+    softmax and labels (centroids), ``predict`` the CNN (:func:`cnn_predict`); ``exp`` the
+    ``compare.mnist`` section (``variance``, ``n_draws``)."""
+    proba = softmax[[f"p{c}" for c in range(10)]].to_numpy(dtype=np.float64)
+    pred = softmax["prediction"].to_numpy(dtype=np.int64)
+    centroids = fit_centroids(train_softmax, np.asarray(train_labels, dtype=np.int64), seed=seed)
+    scores = probability_scores(proba, centroids=centroids)
+    if not np.array_equal(scores.pop("prediction").to_numpy(), pred):
+        raise ValueError("the stored predictions are not the argmax of the stored softmax")
+    mc = black_box_robustness(
+        predict, np.asarray(images, dtype=np.float32) / np.float32(255.0), exp["variance"],
+        n_draws=int(exp["n_draws"]), seed=block_int_seed(seed, "cnn_mc"), labels=pred,
+        batch_rows=batch_rows,
+    )  # fmt: skip
+    return prediction_frame(
+        dataset="cnn_mnist", case=meta["case"], condition=_condition(meta["case"]),
+        corruption=meta["corruption"], item=meta["test_index"], label=meta["label"],
+        prediction=pred, scores={"mc_robustness": mc.estimate, **scores},
+    )  # fmt: skip
+
+
+def fit_mnist_model(
+    kind: str,
+    train_images: np.ndarray,
+    train_labels: np.ndarray,
+    *,
+    exp: Mapping[str, Any],
+    seed: int,
+    n_jobs: int = 1,
+) -> tuple[Any, np.ndarray, np.ndarray]:
+    """Fit ``kind`` (a key of :data:`TREE_MODELS`) on ``exp["n_train"]`` training images
+    drawn without replacement (``block_rng(seed, "mnist_train")``), pixels ``u / 255``, with
+    the hyper-parameters ``exp[kind]`` and ``random_state = block_int_seed(seed, kind)``.
+    Returns ``(model, X_train, y_train)`` (the rows it was fitted on)."""
+    if kind not in TREE_MODELS:
+        raise ValueError(f"model kind must be one of {list(TREE_MODELS)}; got {kind!r}")
+    n = int(exp["n_train"])
+    if n > len(train_images):
+        raise ValueError(f"compare.mnist.n_train = {n} exceeds the {len(train_images)} images")
+    rows = np.sort(block_rng(seed, "mnist_train").choice(len(train_images), n, replace=False))
+    X = np.asarray(train_images[rows], dtype=np.float32).reshape(n, -1) / np.float32(255.0)
+    y = np.asarray(train_labels[rows], dtype=np.int64)
+    params = dict(exp[kind])
+    state = block_int_seed(seed, kind) % 2**31
+    if kind == "random_forest":
+        from sklearn.ensemble import RandomForestClassifier
+
+        model = RandomForestClassifier(**params, random_state=state, n_jobs=n_jobs)
+    else:
+        from xgboost import XGBClassifier
+
+        model = XGBClassifier(**params, random_state=state, n_jobs=n_jobs, tree_method="hist")
+    model.fit(X, y)
+    if not np.array_equal(np.asarray(model.classes_), np.arange(10)):
+        raise ValueError(f"the training subsample lacks a digit: classes {model.classes_}")
+    return model, X, y
+
+
+def tree_mnist_predictions(
+    kind: str,
+    model: Any,
+    X_train: np.ndarray,
+    y_train: np.ndarray,
+    meta: pd.DataFrame,
+    images: np.ndarray,
+    *,
+    exp: Mapping[str, Any],
+    seed: int,
+    batch_rows: int = 65536,
+) -> pd.DataFrame:
+    """A tree model's per-prediction table on the subsample (module docstring)."""
+    X = np.asarray(images, dtype=np.float32).reshape(len(images), -1) / np.float32(255.0)
+    proba = model.predict_proba(X)
+    centroids = fit_centroids(model.predict_proba(X_train), y_train, seed=seed)
+    scores = probability_scores(proba, centroids=centroids)
+    pred = scores.pop("prediction").to_numpy()
+    mc = black_box_robustness(
+        lambda b: model.predict_proba(b).argmax(axis=1), X, exp["variance"],
+        n_draws=int(exp["n_draws"]), seed=block_int_seed(seed, kind, "mc"), labels=pred,
+        batch_rows=batch_rows,
+    )  # fmt: skip
+    return prediction_frame(
+        dataset=TREE_MODELS[kind], case=meta["case"], condition=_condition(meta["case"]),
+        corruption=meta["corruption"], item=meta["test_index"], label=meta["label"],
+        prediction=pred, scores={"mc_robustness": mc.estimate, **scores},
+    )  # fmt: skip

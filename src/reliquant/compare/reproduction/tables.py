@@ -1,0 +1,161 @@
+"""The per-prediction table of the compare topic: one row per prediction, every score.
+
+Each data set's table has the columns :data:`BASE_COLUMNS` (what was predicted, for which
+case, and whether it was right) followed by one float64 column per score, named as in
+:data:`SCORE_FAMILY`; every score is oriented so that **higher = more reliable**. A score that
+is an uncertainty in its source (entropy, ``u_a``, ``u_t``, ``u_e``, the centroid distance)
+is stored negated under a ``negative_`` name (or as ``centroid_proximity``).
+
+Families (:data:`SCORE_FAMILY`): *robustness* scores measure whether the prediction survives
+a perturbation (of the input: tree robustness and the black-box Monte Carlo; of the model:
+``eps_glob``, ``eps_loc`` of paper 000), and the log-ratio of the two largest probabilities,
+which Lassance & De Bock (arXiv 2603.23318) introduce as robustness quantification for any
+discriminative classifier; *uncertainty* scores are read from the predicted distribution
+(maximum probability, entropy, margin, distance to the class centroid, and the bootstrap
+ensemble's ``u_a``, ``u_t``, ``u_e`` of paper 000).
+
+A data set has *cases* (``case``: ``clean``, ``level 5``, ``N=25, gamma=0.4``...) and each
+case a *condition*: ``clean`` (test data from the training distribution) or ``shifted``.
+
+Public API: :data:`BASE_COLUMNS`, :data:`SCORE_FAMILY`, :data:`DATASET_TITLES`,
+:data:`CONDITIONS`, :func:`score_columns`, :func:`prediction_schema`,
+:func:`prediction_frame`, :func:`family_of`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+from numpy.typing import ArrayLike
+
+__all__ = [
+    "BASE_COLUMNS",
+    "CONDITIONS",
+    "DATASET_TITLES",
+    "SCORE_FAMILY",
+    "family_of",
+    "prediction_frame",
+    "prediction_schema",
+    "score_columns",
+]
+
+#: Leading columns of every per-prediction table, with their arrow types.
+BASE_COLUMNS: dict[str, pa.DataType] = {
+    "dataset": pa.string(),  # the data set (a key of DATASET_TITLES)
+    "case": pa.string(),  # the case within the data set ("clean", "level 5", ...)
+    "condition": pa.string(),  # "clean" or "shifted"
+    "corruption": pa.string(),  # the MNIST corruption ("none" elsewhere)
+    "item": pa.int64(),  # the test item (MNIST test index, table row, NBC test instance)
+    "label": pa.int16(),  # the true class (column index of the model's classes)
+    "prediction": pa.int16(),  # the predicted class (same coding)
+    "correct": pa.bool_(),  # prediction == label
+}
+
+#: The two conditions, in report order.
+CONDITIONS = ("clean", "shifted")
+
+#: Every score this topic computes -> its family ("robustness" or "uncertainty").
+SCORE_FAMILY: dict[str, str] = {
+    "mc_robustness": "robustness",
+    "tree_robustness": "robustness",
+    "eps_glob": "robustness",
+    "eps_loc": "robustness",
+    "log_ratio": "robustness",
+    "max_probability": "uncertainty",
+    "negative_entropy": "uncertainty",
+    "margin": "uncertainty",
+    "centroid_proximity": "uncertainty",
+    "negative_u_a": "uncertainty",
+    "negative_u_t": "uncertainty",
+    "negative_u_e": "uncertainty",
+}
+
+#: Data set key -> its title in tables and figures, in report order.
+DATASET_TITLES: dict[str, str] = {
+    "cnn_mnist": "MNIST, CNN (paper 004)",
+    "rf_mnist": "MNIST, random forest",
+    "xgb_mnist": "MNIST, XGBoost",
+    "pima_xgb": "Pima, XGBoost",
+    "nbc_synthetic": "Synthetic, NBC (paper 000)",
+    "table_nbc": "scikit-learn table, NBC",
+}
+
+
+def family_of(score: str) -> str:
+    """The family of ``score`` ("robustness" or "uncertainty"); a KeyError names the known."""
+    if score not in SCORE_FAMILY:
+        raise KeyError(f"unknown score {score!r}; known: {', '.join(SCORE_FAMILY)}")
+    return SCORE_FAMILY[score]
+
+
+def score_columns(frame: pd.DataFrame) -> list[str]:
+    """The score columns of a per-prediction table, in table order."""
+    return [c for c in frame.columns if c not in BASE_COLUMNS]
+
+
+def prediction_schema(scores: Sequence[str]) -> pa.Schema:
+    """The explicit schema of a per-prediction table with these score columns: the
+    :data:`BASE_COLUMNS` then one non-null float64 per score (each a key of
+    :data:`SCORE_FAMILY`)."""
+    for s in scores:
+        family_of(s)
+    return pa.schema(
+        [pa.field(k, t, nullable=False) for k, t in BASE_COLUMNS.items()]
+        + [pa.field(s, pa.float64(), nullable=False) for s in scores]
+    )
+
+
+def prediction_frame(
+    *,
+    dataset: str,
+    case: str | ArrayLike,
+    condition: str | ArrayLike,
+    item: ArrayLike,
+    label: ArrayLike,
+    prediction: ArrayLike,
+    scores: Mapping[str, ArrayLike],
+    corruption: str | ArrayLike = "none",
+) -> pd.DataFrame:
+    """Rows of a per-prediction table, checked: equal lengths, finite scores, a known data
+    set, conditions and score names. ``case``, ``condition`` and ``corruption``: one value for
+    every row, or one per row."""
+    if dataset not in DATASET_TITLES:
+        raise ValueError(f"unknown data set {dataset!r}; known: {', '.join(DATASET_TITLES)}")
+    lab = np.asarray(label).astype(np.int16)
+    pred = np.asarray(prediction).astype(np.int16)
+    n = lab.size
+
+    def per_row(value: str | ArrayLike, name: str) -> np.ndarray:
+        v = np.asarray(value, dtype=object)
+        if v.ndim and v.shape != (n,):
+            raise ValueError(f"{name} must be one value or one per row ({n}); got {v.shape}")
+        return np.broadcast_to(v, (n,)).copy()
+
+    cond = per_row(condition, "condition")
+    bad = sorted(set(cond) - set(CONDITIONS))
+    if bad:
+        raise ValueError(f"condition must be one of {CONDITIONS}; got {bad}")
+    out = {
+        "dataset": np.full(n, dataset, dtype=object),
+        "case": per_row(case, "case"),
+        "condition": cond,
+        "corruption": per_row(corruption, "corruption"),
+        "item": np.asarray(item).astype(np.int64),
+        "label": lab,
+        "prediction": pred,
+        "correct": lab == pred,
+    }
+    if out["item"].shape != (n,) or pred.shape != (n,):
+        raise ValueError(f"item, label and prediction must have one value per row ({n})")
+    for name, values in scores.items():
+        family_of(name)
+        v = np.asarray(values, dtype=np.float64)
+        if v.shape != (n,):
+            raise ValueError(f"score {name!r} has shape {v.shape}; expected ({n},)")
+        if not np.isfinite(v).all():
+            raise ValueError(f"score {name!r} has NaN or infinite values")
+        out[name] = v
+    return pd.DataFrame(out)

@@ -1,0 +1,242 @@
+"""Tabular data sets of the compare topic: Pima, the NBC paper's synthetic cells, and a
+scikit-learn table discretised for a Naive Bayes.
+
+**Pima** (:func:`pima_predictions`). The trees topic's Pima table, filtered as paper 002
+Section 5.4 does (724 subjects, 7 features; :func:`reliquant.trees.reproduction.data.filter_pima`),
+split at random (``test_fraction`` held out), an XGBoost classifier fitted here. Cases:
+``clean`` (the held-out subjects) and ``noise`` (the same subjects with measurement noise
+``N(0, (shift_scale s_i)^2)`` added to feature ``i``, ``s_i`` its training standard
+deviation: a covariate shift). Scores: probability scores and the tree robustness
+(:func:`reliquant.compare.tree_robustness`, deterministic mode: ``max_boxes`` certified boxes
+then at most ``max_draws`` draws, so the table depends on the seed only) under Gaussian noise
+of standard deviation ``s_i / snr`` (paper 002's "signal-to-noise ratio of 10/1", read as a
+ratio of amplitudes as the trees topic does by default).
+
+**NBC synthetic cells** (:func:`nbc_cell_predictions`). The nbc topic's per-instance metrics
+of the configured (N_train, gamma) cells, one training set each (``train_set``): 1,000 test
+instances from P_test, the NBC trained on N_train instances from ``(1 - gamma) P_test +
+gamma P_shift`` (a training-data shift; gamma = 0 is the clean condition). The metrics are
+stored oriented higher = more reliable: ``max_probability = 1 - u_m``, ``negative_entropy =
+-u_H ln 2`` (bits to nats), ``negative_u_a/t/e = -u_a/t/e ln 2``, ``eps_glob``, ``eps_loc``.
+
+**scikit-learn table** (:func:`table_predictions`). ``load_breast_cancer`` (569 tumours, 30
+features, 2 classes) or ``load_wine`` (178 wines, 13 features, 3 classes), bundled with
+scikit-learn. Split at random; every feature discretised into ``n_bins`` bins at the
+training set's quantiles (codes 0..n_bins-1, all declared to the NBC); paper 000's NBC
+(:func:`reliquant.nbc.fit_table`, alpha by cross-validation). Cases: ``clean`` and
+``value noise``: the held-out rows with each feature value replaced, with probability
+``flip``, by a bin drawn uniformly (the shift paper 000 builds its test distribution with,
+``(1 - beta) P_fix + beta P_rand``, applied per value). Scores: probability scores,
+``eps_glob``, ``eps_loc`` and the bootstrap ensemble's ``u_a``, ``u_t``, ``u_e``
+(:func:`reliquant.nbc.robustness` with ``bootstrap``).
+
+Public API: :data:`TABLES`, :func:`pima_predictions`, :func:`nbc_cell_predictions`,
+:func:`nbc_case`, :func:`discretise`, :func:`table_predictions`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from reliquant.compare import fit_centroids, probability_scores, tree_robustness
+from reliquant.compare.reproduction.tables import prediction_frame
+from reliquant.core.seeding import block_int_seed, block_rng
+
+__all__ = [
+    "TABLES",
+    "discretise",
+    "nbc_case",
+    "nbc_cell_predictions",
+    "pima_predictions",
+    "table_predictions",
+]
+
+#: Tables bundled with scikit-learn that :func:`table_predictions` reads.
+TABLES = ("breast_cancer", "wine")
+_LN2 = float(np.log(2.0))
+
+
+def _split(n: int, test_fraction: float, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+    if not 0 < test_fraction < 1:
+        raise ValueError(f"test_fraction must be in (0, 1); got {test_fraction!r}")
+    perm = rng.permutation(n)
+    n_test = int(round(test_fraction * n))
+    if not 0 < n_test < n:
+        raise ValueError(f"test_fraction {test_fraction} leaves no training or test row of {n}")
+    return np.sort(perm[n_test:]), np.sort(perm[:n_test])
+
+
+def pima_predictions(frame: pd.DataFrame, *, exp: Mapping[str, Any], seed: int) -> pd.DataFrame:
+    """Pima's per-prediction table (module docstring); ``exp``: the ``compare.pima``
+    section (``model``, ``test_fraction``, ``shift_scale``, ``snr``, ``max_boxes``,
+    ``max_draws``, ``half_width``)."""
+    from xgboost import XGBClassifier
+
+    from reliquant.trees import Gaussian
+    from reliquant.trees.reproduction.data import PIMA_FEATURES, PIMA_TARGET, filter_pima
+
+    data = filter_pima(frame, expected_rows=None)
+    X = data[list(PIMA_FEATURES)].to_numpy(dtype=np.float64)
+    y = data[PIMA_TARGET].to_numpy(dtype=np.int64)
+    train, test = _split(len(y), exp["test_fraction"], block_rng(seed, "pima_split"))
+    model = XGBClassifier(
+        **exp["model"], random_state=block_int_seed(seed, "pima_model") % 2**31, n_jobs=1
+    )
+    model.fit(X[train], y[train])
+    sd = X[train].std(axis=0, ddof=1)
+    shifted = X[test] + block_rng(seed, "pima_shift").normal(
+        0.0, exp["shift_scale"] * sd, size=X[test].shape
+    )
+    centroids = fit_centroids(model.predict_proba(X[train]), y[train], seed=seed)
+    noise = Gaussian((sd / exp["snr"]) ** 2)
+    parts = []
+    for case, x in (("clean", X[test]), ("noise", shifted)):
+        scores = probability_scores(model.predict_proba(x), centroids=centroids)
+        pred = scores.pop("prediction").to_numpy()
+        rob = tree_robustness(
+            model, x, noise, seed=block_int_seed(seed, "pima_robustness", case),
+            max_boxes=int(exp["max_boxes"]), max_draws=int(exp["max_draws"]),
+            half_width=float(exp["half_width"]), return_frame=True,
+        )  # fmt: skip
+        if not np.array_equal(rob["label"].to_numpy(dtype=np.int64), pred):
+            raise ValueError("the robustness engine's labels differ from predict_proba's argmax")
+        parts.append(
+            prediction_frame(
+                dataset="pima_xgb",
+                case=case,
+                condition="clean" if case == "clean" else "shifted",
+                item=test,
+                label=y[test],
+                prediction=pred,
+                scores={"tree_robustness": rob["estimate"].to_numpy(), **scores},
+            )  # fmt: skip
+        )
+    return pd.concat(parts, ignore_index=True)
+
+
+def nbc_case(n_train: int, gamma: float) -> str:
+    """The case name of an NBC cell: ``"N=25, gamma=0.4"``."""
+    return f"N={int(n_train)}, gamma={float(gamma):g}"
+
+
+def nbc_cell_predictions(
+    cells: Mapping[tuple[int, float], pd.DataFrame], *, train_set: int
+) -> pd.DataFrame:
+    """The NBC cells' per-prediction table (module docstring): ``cells`` maps (N_train,
+    gamma) to the nbc topic's cell table (``reliquant.nbc.reproduction.experiment.CELL_SCHEMA``)."""
+    parts = []
+    for (n_train, gamma), frame in cells.items():
+        rows = frame[frame["train_set"] == train_set]
+        if rows.empty:
+            raise ValueError(
+                f"compare.nbc.train_set = {train_set} is not a training set of cell "
+                f"{nbc_case(n_train, gamma)} (it has {frame['train_set'].nunique()})"
+            )
+        rows = rows.sort_values("test_index", kind="stable")
+        scores = {
+            "eps_glob": rows["eps_glob"].to_numpy(),
+            "eps_loc": rows["eps_loc"].to_numpy(),
+            "max_probability": 1.0 - rows["u_m"].to_numpy(),
+            "negative_entropy": -_LN2 * rows["u_H"].to_numpy(),
+            "negative_u_a": -_LN2 * rows["u_a"].to_numpy(),
+            "negative_u_t": -_LN2 * rows["u_t"].to_numpy(),
+            "negative_u_e": -_LN2 * rows["u_e"].to_numpy(),
+        }
+        parts.append(
+            prediction_frame(
+                dataset="nbc_synthetic",
+                case=nbc_case(n_train, gamma),
+                condition="shifted" if gamma > 0 else "clean",
+                item=rows["test_index"],
+                label=rows["y_true"],
+                prediction=rows["y_pred"],
+                scores=scores,
+            )  # fmt: skip
+        )
+    return pd.concat(parts, ignore_index=True)
+
+
+def discretise(train: np.ndarray, X: np.ndarray, n_bins: int) -> np.ndarray:
+    """Bin codes ``0..n_bins-1`` of every column of ``X`` at the quantiles ``k / n_bins``
+    (``k = 1..n_bins-1``) of the same column of ``train`` (right-closed: a value equal to an
+    edge goes to the upper bin; equal edges leave a bin empty)."""
+    if n_bins < 2:
+        raise ValueError(f"n_bins must be >= 2; got {n_bins}")
+    q = np.arange(1, n_bins) / n_bins
+    edges = np.quantile(np.asarray(train, dtype=np.float64), q, axis=0)  # (n_bins - 1, d)
+    X = np.asarray(X, dtype=np.float64)
+    return np.stack(
+        [np.searchsorted(edges[:, j], X[:, j], side="right") for j in range(X.shape[1])], axis=1
+    ).astype(np.int64)
+
+
+def _load_table(name: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    from sklearn import datasets
+
+    if name not in TABLES:
+        raise ValueError(f"compare.table.name must be one of {TABLES}; got {name!r}")
+    bunch = getattr(datasets, f"load_{name}")()
+    return bunch.data, bunch.target.astype(np.int64), [f"f{j}" for j in range(bunch.data.shape[1])]
+
+
+def table_predictions(*, exp: Mapping[str, Any], seed: int) -> pd.DataFrame:
+    """The scikit-learn table's per-prediction table (module docstring); ``exp``: the
+    ``compare.table`` section (``name``, ``test_fraction``, ``n_bins``, ``flip``,
+    ``alphas``, ``cv_folds``, ``n_bootstrap``)."""
+    from reliquant.nbc import fit_table, log_joint, robustness
+
+    raw, y, names = _load_table(exp["name"])
+    train, test = _split(len(y), exp["test_fraction"], block_rng(seed, "table_split"))
+    n_bins = int(exp["n_bins"])
+    codes = discretise(raw[train], raw, n_bins)
+    flip = block_rng(seed, "table_shift").random(codes[test].shape) < exp["flip"]
+    noisy = np.where(
+        flip, block_rng(seed, "table_shift_values").integers(0, n_bins, codes[test].shape),
+        codes[test],
+    )  # fmt: skip
+    frame = pd.DataFrame(codes[train], columns=names).assign(target=y[train])
+    fitted = fit_table(
+        frame, "target", alphas=exp["alphas"], cv_folds=int(exp["cv_folds"]),
+        seed=block_int_seed(seed, "table_cv"),
+        categories={**{c: list(range(n_bins)) for c in names}, "target": sorted(set(y))},
+    )  # fmt: skip
+    classes = np.asarray(fitted.classes)
+
+    def proba_of(c: np.ndarray) -> np.ndarray:
+        lj = log_joint(fitted.model, fitted.encoder.transform(pd.DataFrame(c, columns=names)))
+        p = np.exp(lj - lj.max(axis=1, keepdims=True))
+        return p / p.sum(axis=1, keepdims=True)
+
+    label_idx = np.searchsorted(classes, y)
+    centroids = fit_centroids(proba_of(codes[train]), label_idx[train], seed=seed)
+    parts = []
+    for case, c in (("clean", codes[test]), ("value noise", noisy)):
+        scores = probability_scores(proba_of(c), centroids=centroids)
+        pred = scores.pop("prediction").to_numpy()
+        rob = robustness(
+            fitted, pd.DataFrame(c, columns=names), bootstrap=int(exp["n_bootstrap"]),
+            seed=block_int_seed(seed, "table_bootstrap", case),
+        )  # fmt: skip
+        if not np.array_equal(np.searchsorted(classes, rob["prediction"].to_numpy()), pred):
+            raise ValueError("the NBC's robustness predictions differ from its probabilities'")
+        extra = {
+            "eps_glob": rob["eps_glob"].to_numpy(),
+            "eps_loc": rob["eps_loc"].to_numpy(),
+            **{f"negative_{u}": -_LN2 * rob[u].to_numpy() for u in ("u_a", "u_t", "u_e")},
+        }
+        parts.append(
+            prediction_frame(
+                dataset="table_nbc",
+                case=case,
+                condition="clean" if case == "clean" else "shifted",
+                item=test,
+                label=label_idx[test],
+                prediction=pred,
+                scores={**extra, **scores},
+            )  # fmt: skip
+        )
+    return pd.concat(parts, ignore_index=True)

@@ -1,0 +1,308 @@
+# compare: which reliability score should a user trust? (issue 23; docs/compare.md)
+# Every score of every paper on the same predictions, clean and under shift:
+# per data set one per-prediction table (MNIST subsample -> CNN, random forest, XGBoost; Pima;
+# the NBC paper's synthetic cells; a scikit-learn table) -> AU-ARC with bootstrap intervals,
+# the best robustness against the best uncertainty score, the hybrid -> figures and the claim.
+# Resources (threads, mem_mb, runtime in minutes): measured benchmarks/ peaks x 1.5 + 500 MB
+# and wall times x 3, at least 1000 MB and 5 minutes (CONTRIBUTING.md, Resources).
+
+from reliquant.compare.reproduction.settings import check_settings, mnist_corruptions
+from reliquant.nbc.reproduction.experiment import gamma_key
+
+COMPARE = config["compare"]
+# The compare package uses the public APIs of the mlm, nbc and trees packages.
+COMPARE_CODE = code_digest("compare", "mlm", "nbc", "trees")
+compare_report = topic_report("Beyond the papers")
+# Corruptions of the MNIST cases: compare.mnist.corruptions, else every mlm partition.
+COMPARE_CORRUPTIONS = mnist_corruptions(COMPARE, MLM_CORRUPTIONS)
+# The MNIST corruptions scored by mlm, and NBC cells of the nbc grid (checked before any job).
+check_settings(COMPARE, MLM_CORRUPTIONS, config["nbc"])
+COMPARE_CLEAN = MLM["perturbed"]["clean_partition"]
+COMPARE_MNIST = COMPARE["mnist"]
+# Per-data-set settings of the MNIST tree models (their kind -> data set key).
+COMPARE_TREE_KINDS = {"rf_mnist": "random_forest", "xgb_mnist": "xgboost"}
+COMPARE_NBC_CELLS = [
+    f"results/nbc/cells/n{int(c['n_train'])}_g{gamma_key(c['gamma'])}.parquet"
+    for c in COMPARE["nbc"]["cells"]
+]
+# One per-prediction table per data set, in report order.
+COMPARE_DATASETS = ["cnn_mnist", "rf_mnist", "xgb_mnist", "pima_xgb", "nbc_synthetic", "table_nbc"]
+COMPARE_PREDICTIONS = expand("results/compare/predictions/{d}.parquet", d=COMPARE_DATASETS)
+COMPARE_FIGS = "results/figures/compare"
+
+# The topic's final outputs (collected by all_targets()).
+COMPARE_TARGETS = COMPARE_PREDICTIONS + [
+    "results/compare/auarc.parquet",
+    "results/compare/auarc.md",
+    "results/compare/contrast.parquet",
+    "results/compare/hybrid.parquet",
+    "results/compare/hybrid.md",
+    "results/compare/paper_comparison.parquet",
+    "results/compare/paper_claims.parquet",
+    f"{COMPARE_FIGS}/rejection_curves.png",
+    f"{COMPARE_FIGS}/rejection_curves.pdf",
+    f"{COMPARE_FIGS}/rank_heatmap.png",
+]
+
+
+rule compare:
+    input:
+        COMPARE_TARGETS,
+
+
+rule compare_mnist_sample:
+    input:
+        clean=f"results/pmnist/{COMPARE_CLEAN}.parquet",
+        partitions=expand("results/pmnist/{c}.parquet", c=COMPARE_CORRUPTIONS),
+    output:
+        "results/compare/mnist_sample.parquet",
+    params:
+        code=COMPARE_CODE,
+        sample={k: COMPARE_MNIST[k] for k in ("levels", "n_clean", "n_per_corruption")},
+        corruptions=COMPARE_CORRUPTIONS,
+        seed=COMPARE["seed"],
+    log:
+        "logs/compare/mnist_sample.log",
+    benchmark:
+        "benchmarks/compare/mnist_sample.tsv"
+    threads: 1
+    resources:
+        mem_mb=1500,
+        runtime=5,
+    conda:
+        ENV_CORE
+    script:
+        "../../scripts/compare/compare_mnist_sample.py"
+
+
+rule compare_cnn:
+    input:
+        model="results/mlm/cnn.pt",
+        sample="results/compare/mnist_sample.parquet",
+        softmax=expand("results/mlm/softmax/{p}.parquet", p=[COMPARE_CLEAN] + COMPARE_CORRUPTIONS),
+        train="results/mlm/softmax/train.parquet",
+    output:
+        "results/compare/predictions/cnn_mnist.parquet",
+    params:
+        code=COMPARE_CODE,
+        exp={k: COMPARE_MNIST[k] for k in ("variance", "n_draws")},
+        seed=COMPARE["seed"],
+        device=config["mlm"]["device"],
+    log:
+        "logs/compare/cnn.log",
+    benchmark:
+        "benchmarks/compare/cnn.tsv"
+    threads: 2
+    resources:
+        mem_mb=2000,
+        runtime=5,
+        gpu=config["mlm"]["gpus_per_job"],
+    conda:
+        ENV_TORCH
+    script:
+        "../../scripts/compare/compare_cnn.py"
+
+
+rule compare_trees_mnist:
+    input:
+        train="results/data/mnist_train.parquet",
+        sample="results/compare/mnist_sample.parquet",
+    output:
+        "results/compare/predictions/{compare_tree}.parquet",
+    params:
+        code=COMPARE_CODE,
+        kind=lambda wc: COMPARE_TREE_KINDS[wc.compare_tree],
+        exp=lambda wc: {
+            **{k: COMPARE_MNIST[k] for k in ("variance", "n_draws", "n_train")},
+            COMPARE_TREE_KINDS[wc.compare_tree]: COMPARE_MNIST[
+                COMPARE_TREE_KINDS[wc.compare_tree]
+            ],
+        },
+        seed=COMPARE["seed"],
+    log:
+        "logs/compare/trees_{compare_tree}.log",
+    benchmark:
+        "benchmarks/compare/trees_{compare_tree}.tsv"
+    wildcard_constraints:
+        compare_tree="rf_mnist|xgb_mnist",
+    threads: 2
+    resources:
+        mem_mb=2500,
+        runtime=5,
+    conda:
+        ENV_CORE
+    script:
+        "../../scripts/compare/compare_trees_mnist.py"
+
+
+rule compare_pima:
+    input:
+        pima="results/data/pima.parquet",
+    output:
+        "results/compare/predictions/pima_xgb.parquet",
+    params:
+        code=COMPARE_CODE,
+        exp=COMPARE["pima"],
+        seed=COMPARE["seed"],
+    log:
+        "logs/compare/pima.log",
+    benchmark:
+        "benchmarks/compare/pima.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        ENV_CORE
+    script:
+        "../../scripts/compare/compare_pima.py"
+
+
+rule compare_nbc:
+    input:
+        COMPARE_NBC_CELLS,
+    output:
+        "results/compare/predictions/nbc_synthetic.parquet",
+    params:
+        code=COMPARE_CODE,
+        exp=COMPARE["nbc"],
+    log:
+        "logs/compare/nbc.log",
+    benchmark:
+        "benchmarks/compare/nbc.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        ENV_CORE
+    script:
+        "../../scripts/compare/compare_nbc.py"
+
+
+rule compare_table:
+    output:
+        "results/compare/predictions/table_nbc.parquet",
+    params:
+        code=COMPARE_CODE,
+        exp=COMPARE["table"],
+        seed=COMPARE["seed"],
+    log:
+        "logs/compare/table.log",
+    benchmark:
+        "benchmarks/compare/table.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        ENV_CORE
+    script:
+        "../../scripts/compare/compare_table.py"
+
+
+rule compare_evaluate:
+    input:
+        COMPARE_PREDICTIONS,
+    output:
+        auarc="results/compare/auarc.parquet",
+        auarc_md="results/compare/auarc.md",
+        auarc_html=compare_report(
+            "results/compare/auarc.html",
+            "compare_auarc",
+            "Scores",
+            name="AU-ARC of every score per data set and case, with bootstrap intervals",
+        ),
+        contrast="results/compare/contrast.parquet",
+        hybrid="results/compare/hybrid.parquet",
+        hybrid_md="results/compare/hybrid.md",
+        hybrid_html=compare_report(
+            "results/compare/hybrid.html",
+            "compare_hybrid",
+            "Hybrid",
+            name="Hybrid of robustness and uncertainty: weights per data set",
+        ),
+        curves="results/compare/curves.parquet",
+    params:
+        code=COMPARE_CODE,
+        evaluation=COMPARE["evaluation"],
+        claim=COMPARE["claim"],
+        seed=COMPARE["seed"],
+    log:
+        "logs/compare/evaluate.log",
+    benchmark:
+        "benchmarks/compare/evaluate.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        ENV_CORE
+    script:
+        "../../scripts/compare/compare_evaluate.py"
+
+
+rule compare_figures:
+    input:
+        auarc="results/compare/auarc.parquet",
+        curves="results/compare/curves.parquet",
+    output:
+        curves_png=compare_report(
+            f"{COMPARE_FIGS}/rejection_curves.png",
+            "compare_rejection_curves",
+            "Scores",
+            name="Accuracy-rejection curves under shift, a panel per data set",
+        ),
+        curves_pdf=f"{COMPARE_FIGS}/rejection_curves.pdf",
+        heatmap=compare_report(
+            f"{COMPARE_FIGS}/rank_heatmap.png",
+            "compare_rank_heatmap",
+            "Scores",
+            name="Rank of every score's AU-ARC across data sets and cases",
+        ),
+    params:
+        code=COMPARE_CODE,
+    log:
+        "logs/compare/figures.log",
+    benchmark:
+        "benchmarks/compare/figures.tsv"
+    threads: 1
+    resources:
+        mem_mb=1500,
+        runtime=5,
+    conda:
+        ENV_CORE
+    script:
+        "../../scripts/compare/compare_figures.py"
+
+
+rule compare_paper:
+    input:
+        contrast="results/compare/contrast.parquet",
+    output:
+        comparison="results/compare/paper_comparison.parquet",
+        claims="results/compare/paper_claims.parquet",
+        notes="results/compare/paper_notes.md",
+        md="results/compare/claims.md",
+        html=compare_report(
+            "results/compare/claims.html",
+            "compare_claims",
+            "Claim",
+            name="Robustness against uncertainty under shift: the claim per data set",
+        ),
+    params:
+        code=COMPARE_CODE,
+        evaluation=COMPARE["evaluation"],
+        claim=COMPARE["claim"],
+    log:
+        "logs/compare/paper.log",
+    benchmark:
+        "benchmarks/compare/paper.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        ENV_CORE
+    script:
+        "../../scripts/compare/compare_paper.py"
