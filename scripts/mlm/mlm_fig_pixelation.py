@@ -40,7 +40,7 @@ if table.num_rows == 0:
 labels = table.column("label").to_numpy()
 if labels[0] != digit:
     log.warning("test image %d has label %d, not %d", index, labels[0], digit)
-imgs = arrow_to_images(table.column("image"))
+imgs = arrow_to_images(table.column("image"), source=snakemake.input.images)
 images = {int(lev): img for lev, img in zip(table.column("level").to_numpy(), imgs, strict=True)}
 fig = pixelation_figure(
     images,

@@ -76,7 +76,7 @@ def test_unknown_top_level_key_is_one_line_naming_the_allowed_keys():
     lines = str(err.value).splitlines()
     assert len(lines) == 2, lines
     assert (
-        "unknown key 'nbcc' at the top level; allowed: custom, data, mlm, nbc, pmnist, trees"
+        "unknown key 'nbcc' at the top level; allowed: compare, custom, data, mlm, nbc, pmnist, trees"
         in lines[1]
     )
 

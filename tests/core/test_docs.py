@@ -126,7 +126,7 @@ def test_every_block_of_the_committed_pages_has_a_generator_rule():
     declared = set(
         re.findall(r'^    "([a-z0-9_]+)",$', smk.split("DOC_BLOCKS = [")[1].split("]")[0], re.M)
     )
-    pages_decl = re.search(r"DOC_PAGES = \[(.*?)\]", smk).group(1)
+    pages_decl = re.search(r"DOC_PAGES = \[(.*?)\]", smk, re.S).group(1)
     used = set()
     for page in PAGES:
         assert f'"{page}"' in pages_decl, page

@@ -12,9 +12,12 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from reliquant.core.io import (
+    IMAGE_LAYOUT_VERSION,
     arrow_to_images,
     atomic_path,
+    image_type,
     images_to_arrow,
+    read_table,
     write_frame,
     write_table,
     write_text,
@@ -73,6 +76,34 @@ def test_image_codec_through_parquet_chunks(tmp_path):
     write_table(pa.concat_tables([table, table]), tmp_path / "i.parquet")
     back = arrow_to_images(pq.read_table(tmp_path / "i.parquet").column("image"))
     np.testing.assert_array_equal(back, np.concatenate([images, images]))
+
+
+def test_image_column_is_one_fixed_size_value_per_image():
+    """Layout 2: fixed_size_binary(784), each value an image's bytes in row-major order."""
+    images = np.arange(2 * 28 * 28, dtype=np.uint64).astype(np.uint8).reshape(2, 28, 28)
+    column = images_to_arrow(images)
+    assert IMAGE_LAYOUT_VERSION == 2
+    assert column.type == image_type(28) == pa.binary(784)
+    assert column.to_pylist() == [img.tobytes() for img in images]
+    # a slice and several chunks decode to the same images
+    np.testing.assert_array_equal(arrow_to_images(column.slice(1, 1)), images[1:])
+    chunked = pa.chunked_array([column.slice(0, 1), column.slice(1, 1)])
+    np.testing.assert_array_equal(arrow_to_images(chunked), images)
+    assert arrow_to_images(images_to_arrow(images[:0])).shape == (0, 28, 28)
+
+
+def test_image_codec_refuses_the_old_layout_naming_the_file(tmp_path):
+    """A file of layout 1 (fixed_size_list<uint8>[784]) is refused with what to do."""
+    images = np.ones((2, 28, 28), dtype=np.uint8)
+    old = pa.FixedSizeListArray.from_arrays(pa.array(images.reshape(-1)), 784)
+    write_table(pa.table({"image": old}), tmp_path / "old.parquet")
+    column = read_table(tmp_path / "old.parquet").column("image")
+    with pytest.raises(ValueError, match=r"old\.parquet: image column .* layout before version 2"):
+        arrow_to_images(column, source=tmp_path / "old.parquet")
+    with pytest.raises(ValueError, match="expected an image column of type"):
+        arrow_to_images(images_to_arrow(images), side=27)
+    with pytest.raises(ValueError, match="missing images"):
+        arrow_to_images(pa.array([b"x" * 784, None], type=pa.binary(784)))
 
 
 # ------------------------------------------------------------------------------- integrity

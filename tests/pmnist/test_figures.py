@@ -64,3 +64,23 @@ def test_plots_have_one_cell_per_level_and_one_line_per_corruption() -> None:
     np.testing.assert_allclose(
         left.get_lines()[0].get_ydata(), [r["mean_intensity"] for r in rows[:3]]
     )
+
+
+def test_one_reused_figure_draws_each_grid_as_plot_sample_grid(tmp_path) -> None:
+    """iter_sample_grids redraws one figure per digit: the files equal fresh figures'."""
+    from reliquant.core.io import save_figure
+
+    cells = {}
+    for i in (5, 6):
+        cells[("clean", 0, i)] = IMAGES[i]
+        cells.update(
+            {(n, lv, i): IMAGES[(lv + i) % 7] for n in ("fog", "snow") for lv in range(1, 11)}
+        )
+    grids = [(5, "first"), (6, "second")]
+    for test_index, fig in F.iter_sample_grids(cells, ["fog", "snow"], grids):
+        save_figure(fig, tmp_path / f"reused{test_index}.png")
+    for test_index, title in grids:
+        fresh = F.plot_sample_grid(cells, ["fog", "snow"], test_index, title=title)
+        save_figure(fresh, tmp_path / f"fresh{test_index}.png")
+        reused = (tmp_path / f"reused{test_index}.png").read_bytes()
+        assert reused == (tmp_path / f"fresh{test_index}.png").read_bytes()

@@ -29,7 +29,7 @@ from reliquant.trees.reproduction.experiments import iris_mixed, table1, table2,
 from reliquant.trees.reproduction.models import fit_model, fit_split, split_train_test
 from reliquant.trees.reproduction.paper import pima_best_match
 from reliquant.trees.reproduction.per_sample import ANYTIME_SCHEMA, RUNTIME_COLUMNS
-from reliquant.trees.reproduction.pima import PIMA_SENSITIVITY_SCHEMA, pima, pima_cell
+from reliquant.trees.reproduction.pima import PIMA_SENSITIVITY_SCHEMA, pima, pima_cell, pima_fit
 
 COMMON = {"seed": 7, "engine_tol": 1e-9, "prune_level": 0.99, "mnist_resize": "area"}
 RAW = Path(__file__).resolve().parents[2] / "data" / "raw"
@@ -344,6 +344,17 @@ def test_pima_cell_builds_the_noise_of_its_reading(raw_pima, reading, variance_o
     noise_var = [m._frozen().var() for m in marginals_at(cell.specs, mu)]
     np.testing.assert_allclose(noise_var, variance_of(s), rtol=1e-10)
     assert cell.fit.ensemble.n_trees == 1 and len(cell.table) == len(cell.fit.x_test)
+
+
+def test_pima_cell_with_a_shared_fit_equals_its_own_fit(raw_pima):
+    # pima() fits once per rounds and shares the fit between readings: the same table
+    exp = {**PIMA_EXP, "test_fraction": 0.02, "max_draws": 5000}
+    frame = filter_pima(raw_pima)
+    fit = pima_fit(frame, exp=exp, seed=3, rounds=2)
+    own = pima_cell(frame, exp=exp, seed=3, reading="variance", rounds=2)
+    shared = pima_cell(frame, exp=exp, seed=3, reading="variance", rounds=2, fit=fit)
+    pd.testing.assert_frame_equal(own.table, shared.table)
+    assert own.fit.accuracy == shared.fit.accuracy
 
 
 def test_pima_figure_follows_the_configured_default(raw_pima):

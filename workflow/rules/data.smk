@@ -35,6 +35,8 @@ rule data_verify:
         "logs/data/verify_{dataset}.log",
     benchmark:
         "benchmarks/data/verify_{dataset}.tsv"
+    # On the critical path (MNIST -> CNN training -> inference): scheduled first.
+    priority: 100
     threads: 1
     resources:
         mem_mb=1000,
@@ -57,6 +59,7 @@ rule data_mnist:
         "logs/data/mnist.log",
     benchmark:
         "benchmarks/data/mnist.tsv"
+    priority: 100
     threads: 1
     resources:
         mem_mb=1500,

@@ -4,6 +4,9 @@
 # per level, per corruption, mean/std) -> accuracy tables and figures (Figures 1, 5, 6, 7).
 # Resources (threads, mem_mb, runtime in minutes): measured benchmarks/ peaks x 1.5 + 500 MB
 # and wall times x 3, at least 1000 MB and 5 minutes (CONTRIBUTING.md, Resources).
+# Priorities: the critical path of a whole run is training, then inference (every softmax
+# waits for the CNN), so mlm_train / mlm_model_file go first as soon as the data are ready,
+# and mlm_infer before the jobs that do not feed it (pmnist.smk gives the partitions 50).
 
 from reliquant.mlm.reproduction.settings import check_settings
 
@@ -88,6 +91,7 @@ rule mlm_train:
         "logs/mlm/train.log",
     benchmark:
         "benchmarks/mlm/train.tsv"
+    priority: 100
     threads: config["mlm"]["threads"]
     resources:
         mem_mb=3500,
@@ -122,6 +126,7 @@ rule mlm_model_file:
         "logs/mlm/model_file.log",
     benchmark:
         "benchmarks/mlm/model_file.tsv"
+    priority: 100
     threads: 1
     resources:
         mem_mb=1000,
@@ -155,6 +160,7 @@ rule mlm_infer:
         "benchmarks/mlm/infer_{partition}.tsv"
     wildcard_constraints:
         partition="[a-z0-9_]+",
+    priority: 40
     threads: config["mlm"]["threads"]
     resources:
         mem_mb=2500,

@@ -6,6 +6,8 @@
 # scripts read them from the config, so changing them reruns nothing.
 # Resources (threads, mem_mb, runtime in minutes): measured benchmarks/ peaks x 1.5 + 500 MB
 # and wall times x 3, at least 1000 MB and 5 minutes (CONTRIBUTING.md, Resources).
+# Priority 50 for the partitions: mlm_infer (40) scores them as soon as the CNN (mlm_train, 100)
+# is trained, so they are made beside the training, before jobs that feed nothing on that path.
 
 from reliquant.pmnist.registry import validate_schedule
 
@@ -55,6 +57,7 @@ rule pmnist_clean:
         "logs/pmnist/clean.log",
     benchmark:
         "benchmarks/pmnist/clean.tsv"
+    priority: 50
     threads: 1
     resources:
         mem_mb=1000,
@@ -89,6 +92,7 @@ rule pmnist_generate:
         "logs/pmnist/generate_{corruption}.log",
     benchmark:
         "benchmarks/pmnist/generate_{corruption}.tsv"
+    priority: 50
     threads: 1
     resources:
         mem_mb=1500,

@@ -11,7 +11,9 @@ DOCS_CODE = code_digest("nbc", "trees", "pmnist", "mlm", "compare")
 summary_report = topic_report("Summary")
 #: Topics whose claims the summary lists: the papers' and the compare topic's ("beyond").
 SUMMARY_TOPICS = PAPER_TOPICS + ["compare"]
-BENCH_TOPICS = ["nbc", "trees", "pmnist", "mlm"]
+#: Benchmark reports (results/bench/<topic>.md, each written by rule bench_<topic>) that rule
+#: bench collects; "workflow" times the whole workflow (bench/workflow.py).
+BENCH_TOPICS = ["nbc", "trees", "pmnist", "mlm", "workflow"]
 #: Digest of the installed package versions: installing other versions rewrites
 #: results/environment.json (a params rerun trigger); nothing else reruns it.
 ENVIRONMENT_PACKAGES = hashlib.sha256(
@@ -169,6 +171,31 @@ rule bench:
         ENV_CORE
     script:
         "../../scripts/report/bench.py"
+
+
+# ---- bench_workflow: the whole workflow timed in a fresh copy (bench/workflow.py) ---------
+# The default and the smoke configuration, each in a fresh copy with `snakemake --cores 2`
+# (the rule's threads): wall time, job time per rule, the critical path, start-up vs work.
+# No input: it copies the repository itself; any library code change reruns it.
+rule bench_workflow:
+    output:
+        md="results/bench/workflow.md",
+        jobs="results/bench/workflow_jobs.parquet",
+    params:
+        code=code_digest("nbc", "trees", "pmnist", "mlm", "compare"),
+        configs=["default", "smoke"],
+    log:
+        "logs/report/bench_workflow.log",
+    benchmark:
+        "benchmarks/report/bench_workflow.tsv"
+    threads: 2
+    resources:
+        mem_mb=8000,
+        runtime=60,
+    conda:
+        ENV_CORE
+    script:
+        "../../bench/workflow.py"
 
 
 rule report_environment:

@@ -15,6 +15,7 @@ report       markdown tables as standalone HTML pages (the workflow report's tab
 environment  the run's platform, threads and package versions; the lock file compared with them
 benchmarks   timing and memory-peak helpers of ``bench/``, and their reports' markdown
 codedigest   the library-code digest that reruns jobs: code counts, comments and docstrings do not
+runtimes     a finished run's job times: per rule, start-up vs work, the critical path
 rejection    accuracy-rejection curves and AU-ARC, ties averaged in closed form (nbc, compare)
 """
 

@@ -282,7 +282,7 @@ def load_mnist_split(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
     """Load a converted MNIST split: ``(images uint8 (n, 28, 28), labels uint8 (n,))``."""
     table = read_table(path, columns=["label", "image"])
     labels = table.column("label").to_numpy().astype(np.uint8, copy=False)
-    return arrow_to_images(table.column("image"), side=28), labels
+    return arrow_to_images(table.column("image"), side=28, source=path), labels
 
 
 #: The raw IDX files of each MNIST split under ``data/raw/mnist``: (images, labels).

@@ -13,7 +13,9 @@ __all__ = ["progress_enabled", "setup_logging"]
 def setup_logging(log_path: str | os.PathLike | None, name: str = "reliquant") -> logging.Logger:
     """Send the ``reliquant`` loggers to ``log_path`` (created) and to stderr.
 
-    Returns the named logger. Safe to call twice: handlers are replaced, not stacked.
+    Returns the named logger, after logging one line that marks the end of the caller's
+    imports (the workflow benchmark's start-up boundary). Safe to call twice: handlers are
+    replaced, not stacked.
     """
     root = logging.getLogger("reliquant")
     root.setLevel(logging.INFO)
@@ -28,7 +30,11 @@ def setup_logging(log_path: str | os.PathLike | None, name: str = "reliquant") -
         file_handler = logging.FileHandler(log_path, mode="w", encoding="utf-8")
         file_handler.setFormatter(fmt)
         root.addHandler(file_handler)
-    return logging.getLogger(name if name.startswith("reliquant") else f"reliquant.{name}")
+    log = logging.getLogger(name if name.startswith("reliquant") else f"reliquant.{name}")
+    # The first line of every job's log: a script calls this after its imports, so the
+    # workflow benchmark (reliquant.core.runtimes) reads start-up as job start -> this line.
+    log.info("logging started (imports done)")
+    return log
 
 
 def progress_enabled() -> bool:

@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.cluster import KMeans
 
 from reliquant.mlm.softmax import check_labels, check_softmax
 
@@ -120,6 +119,10 @@ def refine_centroids(
         raise ValueError("init has non-finite values (NaN or inf)")
     if len(pts) < k:
         raise ValueError(f"K-Means with {k} clusters needs at least {k} points; got {len(pts)}")
+    # imported here: scikit-learn takes about 1 s to import, which every job importing
+    # reliquant.mlm (inference, training) would pay without using it
+    from sklearn.cluster import KMeans
+
     km = KMeans(
         n_clusters=k,
         init=init,

@@ -238,7 +238,11 @@ def score_image_file(
         if corruption is not None:
             _check_corruption(batch.column("corruption"), corruption, path, done)
         probs = predict_softmax(
-            model, arrow_to_images(batch.column("image")), batch_size, device, channels_last
+            model,
+            arrow_to_images(batch.column("image"), source=path),
+            batch_size,
+            device,
+            channels_last,
         )
         frames.append(
             softmax_frame(

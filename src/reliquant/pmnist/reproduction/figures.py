@@ -7,21 +7,23 @@ need it.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
 
+from reliquant.core.io import read_table
 from reliquant.pmnist.registry import N_LEVELS
-from reliquant.pmnist.reproduction.partitions import CLEAN, iter_partition_batches, read_images
+from reliquant.pmnist.reproduction.partitions import CLEAN, read_images
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = [
     "grid_examples",
+    "iter_sample_grids",
     "plot_mean_intensity",
     "plot_sample_grid",
     "read_grid_cells",
@@ -29,13 +31,11 @@ __all__ = [
 
 
 def grid_examples(clean_path: str | os.PathLike, example: int = 0) -> dict[int, int]:
-    """``{class: test_index}``: the ``example``-th image of each class in the clean partition."""
-    labels, idx = [], []
-    for _, lab, ti, _ in iter_partition_batches(clean_path):
-        labels.append(lab)
-        idx.append(ti)
-    lab = np.concatenate(labels)
-    ti = np.concatenate(idx)
+    """``{class: test_index}``: the ``example``-th image of each class in the clean partition
+    (in file order; only its ``label`` and ``test_index`` columns are read)."""
+    table = read_table(clean_path, columns=["label", "test_index"])
+    lab = table.column("label").to_numpy()
+    ti = table.column("test_index").to_numpy()
     out = {}
     for c in np.unique(lab):
         members = ti[lab == c]
@@ -74,6 +74,39 @@ def plot_sample_grid(
 
     ``cells[(name, level, test_index)]`` holds the images (clean under ``("clean", 0, i)``).
     """
+    return next(iter_sample_grids(cells, corruptions, [(test_index, title)]))[1]
+
+
+def iter_sample_grids(
+    cells: Mapping[tuple[str, int, int], np.ndarray],
+    corruptions: list[str],
+    grids: Iterable[tuple[int, str]],
+) -> Iterator[tuple[int, Figure]]:
+    """:func:`plot_sample_grid` of each ``(test_index, title)`` of ``grids``, in one figure.
+
+    The figure is built once (its 132 axes are most of the cost) and each grid replaces the
+    images and the title of the one before, so save each figure before taking the next: the
+    figure saved is the one :func:`plot_sample_grid` draws (the same file, byte for byte).
+    Yields ``(test_index, figure)``.
+    """
+    fig, images, titled = None, {}, False
+    for test_index, title in grids:
+        if fig is None:
+            fig, images = _sample_grid_figure(cells, corruptions, test_index)
+        else:
+            clean = cells[(CLEAN, 0, test_index)]
+            for (name, level), image in images.items():
+                image.set_data(clean if level == 0 else cells[(name, level, test_index)])
+        if title or titled:  # a grid without a title clears the one before
+            fig.suptitle(f"{title}; columns: level 0 (clean) to 10" if title else "", fontsize=9)
+            titled = True
+        yield test_index, fig
+
+
+def _sample_grid_figure(
+    cells: Mapping[tuple[str, int, int], np.ndarray], corruptions: list[str], test_index: int
+) -> tuple[Figure, dict]:
+    """The grid figure of one digit, untitled, and its images by ``(corruption, level)``."""
     import matplotlib.pyplot as plt
 
     from reliquant.core.plotting import apply_style
@@ -82,11 +115,14 @@ def plot_sample_grid(
     n_rows, n_cols = len(corruptions), N_LEVELS + 1
     fig, axes = plt.subplots(n_rows, n_cols, figsize=(n_cols * 0.75, n_rows * 0.8), squeeze=False)
     clean = cells[(CLEAN, 0, test_index)]
+    images = {}
     for r, name in enumerate(corruptions):
         for level in range(n_cols):
             ax = axes[r, level]
             img = clean if level == 0 else cells[(name, level, test_index)]
-            ax.imshow(img, cmap="gray", vmin=0, vmax=255, interpolation="nearest")
+            images[(name, level)] = ax.imshow(
+                img, cmap="gray", vmin=0, vmax=255, interpolation="nearest"
+            )
             ax.set_xticks([])
             ax.set_yticks([])
             ax.grid(False)
@@ -98,10 +134,8 @@ def plot_sample_grid(
                 ax.set_ylabel(
                     name.replace("_", " "), rotation=0, ha="right", va="center", fontsize=8
                 )
-    if title:
-        fig.suptitle(f"{title}; columns: level 0 (clean) to 10", fontsize=9)
     fig.subplots_adjust(wspace=0.05, hspace=0.05)
-    return fig
+    return fig, images
 
 
 def plot_mean_intensity(frame: pd.DataFrame) -> Figure:

@@ -52,6 +52,7 @@ __all__ = [
     "pima",
     "pima_cell",
     "pima_default",
+    "pima_fit",
     "pima_sensitivity",
     "pima_sensitivity_markdown",
 ]
@@ -124,7 +125,13 @@ def pima_default(exp: Mapping[str, Any]) -> tuple[str, int]:
 
 
 def pima_cell(
-    frame: pd.DataFrame, *, exp: Mapping[str, Any], seed: int, reading: str, rounds: int
+    frame: pd.DataFrame,
+    *,
+    exp: Mapping[str, Any],
+    seed: int,
+    reading: str,
+    rounds: int,
+    fit: FittedSplit | None = None,
 ) -> PimaCell:
     """One sensitivity cell on the filtered Pima ``frame``: the ``trees.pima`` model with
     ``n_estimators = rounds`` (split and fit seeds of :func:`fit_split` with block ``pima``,
@@ -132,18 +139,11 @@ def pima_cell(
     :func:`reliquant.trees.reproduction.data.pima_noise` with ``snr_kind = reading``, and
     :func:`reliquant.trees.reproduction.per_sample.anytime_norta_robustness` with the ``trees.pima``
     settings (``confidence``, ``half_width``, ``max_draws``, ``max_boxes``, ``engine_tol``,
-    ``abseps``) and key ``pima`` (the same random streams in every cell)."""
-    x, y = frame[list(PIMA_FEATURES)].to_numpy(float), frame[PIMA_TARGET].to_numpy()
-    model = {**exp["model"], "n_estimators": int(rounds)}
-    fit = fit_split(
-        x,
-        y,
-        model=model,
-        test_fraction=exp["test_fraction"],
-        seed=seed,
-        block="pima",
-        key="trees.pima.model",
-    )
+    ``abseps``) and key ``pima`` (the same random streams in every cell). ``fit``: that
+    fitted split when the caller already has it (:func:`pima_fit`; the readings of one
+    ``rounds`` share it), else it is fitted here."""
+    if fit is None:
+        fit = pima_fit(frame, exp=exp, seed=seed, rounds=rounds)
     specs, corr = pima_noise(
         fit.x_train,
         families=exp["families"],
@@ -175,6 +175,22 @@ def pima_cell(
         int(table["n_draws"].sum()),
     )
     return PimaCell(reading, int(rounds), fit, specs, corr, table, ANYTIME_SCHEMA)
+
+
+def pima_fit(frame: pd.DataFrame, *, exp: Mapping[str, Any], seed: int, rounds: int) -> FittedSplit:
+    """The filtered Pima ``frame`` split and the ``trees.pima`` model fitted with
+    ``n_estimators = rounds`` (seeds of :func:`fit_split` with block ``pima``: every cell
+    has the same test subjects, and the cells of one ``rounds`` the same model)."""
+    x, y = frame[list(PIMA_FEATURES)].to_numpy(float), frame[PIMA_TARGET].to_numpy()
+    return fit_split(
+        x,
+        y,
+        model={**exp["model"], "n_estimators": int(rounds)},
+        test_fraction=exp["test_fraction"],
+        seed=seed,
+        block="pima",
+        key="trees.pima.model",
+    )
 
 
 def decided(table: pd.DataFrame, threshold: float) -> tuple[int, int]:
@@ -252,10 +268,12 @@ def pima(
     default = pima_default(exp)
     threshold = float(paper_number(paper, "pima_threshold", "trees"))
     frame = filter_pima(raw)
+    # one fit per rounds, shared by its readings (the fit does not depend on the reading)
+    fits = {int(r): pima_fit(frame, exp=exp, seed=seed, rounds=int(r)) for r in exp["rounds"]}
     cells = [
-        pima_cell(frame, exp=exp, seed=seed, reading=reading, rounds=int(rounds))
+        pima_cell(frame, exp=exp, seed=seed, reading=reading, rounds=int(r), fit=fits[int(r)])
         for reading in exp["readings"]
-        for rounds in exp["rounds"]
+        for r in exp["rounds"]
     ]
     sensitivity = pima_sensitivity(cells, snr=exp["snr"], threshold=threshold, default=default)
     log.info("Pima sensitivity:\n%s", sensitivity.to_string())
