@@ -81,21 +81,3 @@ def test_max_boxes_guard(iris):
     with pytest.raises(ValueError, match="max_boxes"):
         grid_robustness(ens, IndependentNormal(X[0], 0.1), X[0], max_boxes=10)
 
-
-@pytest.mark.parametrize("prune", [None, 0.99])
-def test_lookup_table_labels_equal_the_direct_walk(iris, monkeypatch, prune):
-    """The per-tree lookup tables that label a forest's boxes give the same grid, bit for bit,
-    as walking every tree for every box (``_TABLE_MAX = 0`` turns the tables off)."""
-    from reliquant.trees import boxes
-
-    X, y = iris
-    ens = extract_ensemble(RandomForestClassifier(5, max_depth=3, random_state=2).fit(X, y))
-    for mu in X[[3, 60, 120]]:
-        noise = IndependentNormal.from_variance(mu, 0.3)
-        with_tables = grid_robustness(ens, noise, mu, prune=prune)
-        monkeypatch.setattr(boxes, "_TABLE_MAX", 0)
-        direct = grid_robustness(ens, noise, mu, prune=prune)
-        monkeypatch.undo()
-        assert with_tables.robustness == direct.robustness
-        assert with_tables.n_boxes == direct.n_boxes
-        assert with_tables.n_boxes_label == direct.n_boxes_label

@@ -16,11 +16,6 @@ The cuts are the *effective* float64 boundaries of :mod:`reliquant.trees.structu
 label at a box centre is the label of every point of the box. Boxes are enumerated in chunks
 (mixed radix over the features that have thresholds); memory stays bounded, time grows with
 n_b. ``max_boxes`` guards against grids that cannot finish (the papers' storage limit).
-Every box is labelled by the model's prediction at its centre; when the lookup tables are
-small (:func:`_label_tables`) that prediction is read from per-tree tables of the leaf each
-combination of the tree's own intervals reaches (the model's own walk, once per
-combination) and a table of the label of each combination of leaves (the model's own
-scoring), which gives the labels of the direct walk, bit for bit, in a fraction of its time.
 
 Public API: :func:`grid_robustness` -> :class:`GridResult`, :func:`grid_intervals`.
 """
@@ -90,82 +85,6 @@ def grid_intervals(
     return out
 
 
-#: Most entries of the lookup tables of :func:`_label_tables` (per-tree leaf tables summed,
-#: and the label table over leaf combinations).
-_TABLE_MAX = 1 << 20
-
-
-def _label_tables(
-    ensemble: TreeEnsemble,
-    ivs: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
-    cols: np.ndarray,
-    base_point: np.ndarray,
-    n_boxes: int,
-) -> tuple[list[tuple[np.ndarray, np.ndarray, np.ndarray]], np.ndarray, np.ndarray] | None:
-    """Lookup tables that give the model's label at every box centre of the grid, or None
-    when they would not pay: a single tree, tables not much smaller than the grid (an
-    eighth of its boxes) or more than ``_TABLE_MAX`` entries.
-
-    A tree's leaf at a centre depends only on the intervals of the features it splits on,
-    so per tree: ``(positions in cols of its varying features, their mixed-radix strides,
-    table of its leaf position per combination)``, each entry from the ensemble's own
-    :meth:`TreeEnsemble.leaf_indices` at that combination's centre (other features at
-    ``base_point``, as in the grid); then ``(leaf-position strides, labels)``: the label
-    (:meth:`TreeEnsemble.label_from_leaves`, row by row) of every combination of leaves."""
-    if ensemble.n_trees < 2:  # one tree: its walk is already one lookup per level
-        return None
-    pos = {int(c): j for j, c in enumerate(cols)}
-    limit = min(_TABLE_MAX, n_boxes // 8)  # else the direct walk costs about as little
-    per_tree, leaf_ids, used = [], [], 0
-    for k, tree in enumerate(ensemble.trees):
-        feats = sorted({int(f) for f in tree.feature[tree.left >= 0]} & set(pos))
-        sizes = [len(ivs[f][2]) for f in feats]
-        n = math.prod(sizes)
-        used += n
-        if used > limit:
-            return None
-        pts = np.tile(base_point, (max(n, 2), 1))  # >= 2 rows: the vectorised walk
-        if feats:
-            mesh = np.meshgrid(*[ivs[f][2] for f in feats], indexing="ij")
-            for f, g in zip(feats, mesh, strict=True):
-                pts[:n, f] = g.ravel()
-        leaves = ensemble.leaf_indices(pts)[:n, k]
-        ids = np.flatnonzero(tree.left < 0)
-        where = np.full(tree.n_nodes, -1, dtype=np.int64)
-        where[ids] = np.arange(len(ids))
-        strides = np.ones(len(feats), dtype=np.int64)
-        for j in range(len(feats) - 2, -1, -1):
-            strides[j] = strides[j + 1] * sizes[j + 1]
-        per_tree.append((np.array([pos[f] for f in feats], dtype=np.int64), strides, where[leaves]))
-        leaf_ids.append(ids)
-    n_combos = math.prod(len(ids) for ids in leaf_ids)
-    if used + n_combos > limit:
-        return None
-    mesh = np.meshgrid(*leaf_ids, indexing="ij")
-    combos = np.column_stack([g.ravel() for g in mesh])
-    labels = np.empty(n_combos, dtype=np.int64)
-    for start in range(0, n_combos, 262_144):  # the walk's chunk size: bounded memory
-        labels[start : start + 262_144] = ensemble.label_from_leaves(
-            combos[start : start + 262_144]
-        )
-    leaf_strides = np.ones(len(leaf_ids), dtype=np.int64)
-    for k in range(len(leaf_ids) - 2, -1, -1):
-        leaf_strides[k] = leaf_strides[k + 1] * len(leaf_ids[k + 1])
-    return per_tree, leaf_strides, labels
-
-
-def _table_labels(tables, idx: np.ndarray) -> np.ndarray:
-    """Label index per row of interval indices ``idx`` from :func:`_label_tables`."""
-    per_tree, leaf_strides, labels = tables
-    code = np.zeros(len(idx), dtype=np.int64)
-    for (at, strides, table), stride in zip(per_tree, leaf_strides, strict=True):
-        local = np.zeros(len(idx), dtype=np.int64)
-        for j, st in zip(at, strides, strict=True):
-            local += idx[:, j] * st
-        code += table[local] * stride
-    return labels[code]
-
-
 def grid_robustness(
     ensemble: TreeEnsemble,
     noise,
@@ -206,22 +125,18 @@ def grid_robustness(
         ]
         const = float(np.prod([pm[i][0] for i in const_cols])) if len(const_cols) else 1.0
     radix = np.array([counts[i] for i in cols], dtype=np.int64)
-    tables = _label_tables(ensemble, ivs, cols, base_point, n_boxes)
     total, err_total, n_label = 0.0, 0.0, 0
     for start in range(0, n_boxes, chunk):
         k = np.arange(start, min(n_boxes, start + chunk), dtype=np.int64)
-        idx = np.empty((len(k), len(cols)), dtype=np.int64, order="F")  # columns contiguous
+        idx = np.empty((len(k), len(cols)), dtype=np.int64)
         rem = k.copy()
         for j in range(len(cols) - 1, -1, -1):
             idx[:, j] = rem % radix[j]
             rem //= radix[j]
-        if tables is not None:
-            same = _table_labels(tables, idx) == y
-        else:
-            pts = np.tile(base_point, (len(k), 1))
-            for j, i in enumerate(cols):
-                pts[:, i] = ivs[i][2][idx[:, j]]
-            same = ensemble.predict_index(pts) == y
+        pts = np.tile(base_point, (len(k), 1))
+        for j, i in enumerate(cols):
+            pts[:, i] = ivs[i][2][idx[:, j]]
+        same = ensemble.predict_index(pts) == y
         n_label += int(same.sum())
         if not same.any():
             continue
