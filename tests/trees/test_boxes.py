@@ -80,4 +80,3 @@ def test_max_boxes_guard(iris):
     ens = extract_ensemble(RandomForestClassifier(5, max_depth=4, random_state=0).fit(X, y))
     with pytest.raises(ValueError, match="max_boxes"):
         grid_robustness(ens, IndependentNormal(X[0], 0.1), X[0], max_boxes=10)
-

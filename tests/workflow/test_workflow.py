@@ -38,6 +38,10 @@ CHANGED_PARAM_RULES = {
 }
 #: Rules downstream of every experiment that may rerun with it (cross-paper summary, all).
 SUMMARY_RULES = {"report_summary", "docs_blocks", "docs_check", "all"}
+#: The compare topic's jobs that read the nbc topic's outputs (rerun after an nbc change).
+COMPARE_AFTER_NBC = {"compare_nbc", "compare_evaluate", "compare_figures", "compare_paper"}
+#: Paper packages whose code the compare topic imports (workflow/rules/compare.smk).
+COMPARE_IMPORTS = {"mlm", "nbc", "trees"}
 
 
 # --------------------------------------------------------------------------- static checks
@@ -277,7 +281,7 @@ def test_changing_one_experiment_parameter_reruns_only_that_experiment(smoke_run
     proc = snakemake(work, "-n", "--configfile", str(changed))
     jobs = set(planned_jobs(proc.stdout + proc.stderr))
     assert jobs & CHANGED_PARAM_RULES, jobs
-    assert jobs <= CHANGED_PARAM_RULES | SUMMARY_RULES, jobs
+    assert jobs <= CHANGED_PARAM_RULES | SUMMARY_RULES | COMPARE_AFTER_NBC, jobs
 
 
 @pytest.mark.workflow
@@ -353,7 +357,11 @@ def test_editing_a_library_package_reruns_exactly_its_topic(touched, topic):
     with edited(module, module.read_text() + CODE_EDIT):
         jobs = planned_jobs(snakemake(work, "-n", *SMOKE).stdout)
     assert _topic_jobs(jobs, topic) == _topic_jobs(every, topic), jobs
-    assert {j for j in jobs if not j.startswith(f"{topic}_")} <= SUMMARY_RULES, jobs
+    others = SUMMARY_RULES
+    if topic in COMPARE_IMPORTS:  # the compare topic imports this package: all its jobs rerun
+        assert _topic_jobs(jobs, "compare") == _topic_jobs(every, "compare"), jobs
+        others = others | set(_topic_jobs(every, "compare"))
+    assert {j for j in jobs if not j.startswith(f"{topic}_")} <= others, jobs
 
 
 @pytest.mark.workflow
@@ -362,5 +370,5 @@ def test_editing_core_code_reruns_every_topic(touched):
     module = work / "src" / "reliquant" / "core" / "__init__.py"
     with edited(module, module.read_text() + CODE_EDIT):
         jobs = planned_jobs(snakemake(work, "-n", *SMOKE).stdout)
-    for topic in ("data", "nbc", "trees", "pmnist", "mlm"):
+    for topic in ("data", "nbc", "trees", "pmnist", "mlm", "compare"):
         assert _topic_jobs(jobs, topic) == _topic_jobs(every, topic), (topic, jobs)
