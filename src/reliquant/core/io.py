@@ -202,6 +202,19 @@ class DamagedFileError(OSError):
         )
 
 
+def _is_variable_list(t: pa.DataType) -> bool:
+    """Whether ``t`` is a list type of variable length (list, large list or their views)."""
+    return any(
+        check(t)
+        for check in (
+            pa.types.is_list,
+            pa.types.is_large_list,
+            pa.types.is_list_view,
+            pa.types.is_large_list_view,
+        )
+    )
+
+
 def _type_name(t: pa.DataType) -> str:
     """``t`` as text, representation choices removed: dictionaries decoded, large and view
     strings, binaries and lists as their plain forms (a parquet round trip may change them)."""
@@ -213,15 +226,7 @@ def _type_name(t: pa.DataType) -> str:
         return "binary"
     if pa.types.is_fixed_size_list(t):
         return f"list<{_type_name(t.value_type)}>[{t.list_size}]"
-    if any(
-        check(t)
-        for check in (
-            pa.types.is_list,
-            pa.types.is_large_list,
-            pa.types.is_list_view,
-            pa.types.is_large_list_view,
-        )
-    ):
+    if _is_variable_list(t):
         return f"list<{_type_name(t.value_type)}>"
     if pa.types.is_struct(t):
         return "struct<" + ", ".join(f"{f.name}: {_type_name(f.type)}" for f in t) + ">"
@@ -286,15 +291,7 @@ class _ColumnHasher:
             self._add_values(arr.cast(target), level)
         elif pa.types.is_fixed_size_list(t):
             self._add(arr.flatten(), level + "[]")
-        elif any(
-            check(t)
-            for check in (
-                pa.types.is_list,
-                pa.types.is_large_list,
-                pa.types.is_list_view,
-                pa.types.is_large_list_view,
-            )
-        ):
+        elif _is_variable_list(t):
             lengths = pc.list_value_length(arr).to_numpy(zero_copy_only=False)
             self._feed(level + ":lengths", lengths.astype("<i8").tobytes())
             self._add(arr.flatten(), level + "[]")
