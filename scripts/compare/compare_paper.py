@@ -2,8 +2,14 @@
 uncertainty under shift", judged per data set."""
 
 from reliquant.compare.reproduction.paper import paper_tables
-from reliquant.core.io import read_frame, write_frame, write_markdown, write_text
-from reliquant.core.paper import CLAIM_SCHEMA, COMPARISON_SCHEMA, claim_lines
+from reliquant.core.io import (
+    frame_to_markdown,
+    read_frame,
+    write_frame,
+    write_markdown,
+    write_text,
+)
+from reliquant.core.paper import CLAIM_SCHEMA, COMPARISON_SCHEMA
 from reliquant.core.runlog import setup_logging
 
 log = setup_logging(snakemake.log[0], "compare")
@@ -14,10 +20,11 @@ tables = paper_tables(
 write_frame(tables.comparison, out.comparison, COMPARISON_SCHEMA)
 write_frame(tables.claims, out.claims, CLAIM_SCHEMA)
 write_text(tables.notes, out.notes)
+verdicts = tables.claims.assign(
+    holds=tables.claims["holds"].map({True: "holds", False: "does not hold"})
+)[["claim", "holds", "evidence", "rule"]]
 write_markdown(
-    "# Robustness against uncertainty under shift\n\n"
-    + "\n".join(claim_lines(tables.claims))
-    + "\n",
+    "# Robustness against uncertainty under shift\n\n" + frame_to_markdown(verdicts),
     out.md,
     out.html,
 )
