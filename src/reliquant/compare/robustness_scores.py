@@ -40,8 +40,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
-from scipy import stats
 
+from reliquant.core.binomial import clopper_pearson_bounds
 from reliquant.core.seeding import block_rng
 
 __all__ = [
@@ -132,20 +132,11 @@ def nbc_robustness(model: Any, X: pd.DataFrame | ArrayLike, **kwargs: Any) -> di
 def clopper_pearson_interval(
     k: ArrayLike, n: ArrayLike, confidence: float = 0.95
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Exact binomial interval for ``k`` successes of ``n`` (vectorised, scipy.stats.beta):
+    """Exact binomial interval for ``k`` successes of ``n`` (vectorised):
     ``[beta.ppf(a/2, k, n-k+1), beta.ppf(1-a/2, k+1, n-k)]``, ``a = 1 - confidence``, with
-    0 below at ``k = 0`` and 1 above at ``k = n``."""
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1); got {confidence!r}")
-    k = np.asarray(k, dtype=np.float64)
-    n = np.asarray(n, dtype=np.float64)
-    if np.any(n < 1) or np.any(k < 0) or np.any(k > n):
-        raise ValueError("need 0 <= k <= n and n >= 1")
-    a = 1.0 - confidence
-    with np.errstate(invalid="ignore", divide="ignore"):
-        lo = np.where(k > 0, stats.beta.ppf(a / 2, np.maximum(k, 1), n - k + 1), 0.0)
-        hi = np.where(k < n, stats.beta.ppf(1 - a / 2, k + 1, np.maximum(n - k, 1)), 1.0)
-    return lo, hi
+    0 below at ``k = 0`` and 1 above at ``k = n``
+    (:func:`reliquant.core.binomial.clopper_pearson_bounds`)."""
+    return clopper_pearson_bounds(k, n, confidence)
 
 
 @dataclass(frozen=True)

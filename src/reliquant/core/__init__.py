@@ -16,6 +16,7 @@ environment  the run's platform, threads and package versions; the lock file com
 benchmarks   timing and memory-peak helpers of ``bench/``, and their reports' markdown
 codedigest   the library-code digest that reruns jobs: code counts, comments and docstrings do not
 runtimes     a finished run's job times: per rule, start-up vs work, the critical path
+binomial     the exact (Clopper-Pearson) interval of a binomial proportion (trees, compare)
 rejection    accuracy-rejection curves and AU-ARC, ties averaged in closed form (nbc, compare)
 """
 

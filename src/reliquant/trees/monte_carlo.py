@@ -22,8 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
+from reliquant.core.binomial import clopper_pearson_bounds
 from reliquant.trees.structure import TreeEnsemble
 
 __all__ = [
@@ -54,13 +54,9 @@ def clopper_pearson(k: int, n: int, confidence: float = 0.95) -> tuple[float, fl
     """Exact binomial interval for a proportion: the beta quantiles
     ``B^-1(a/2; k, n - k + 1)`` and ``B^-1(1 - a/2; k + 1, n - k)``, ``a = 1 - confidence``
     (the formula of scipy's ``binomtest(...).proportion_ci(method="exact")``, without its
-    per-call overhead)."""
-    if n <= 0 or not 0 <= k <= n:
-        raise ValueError(f"need 0 <= k <= n and n > 0; got k={k}, n={n}")
-    a = 1.0 - confidence
-    lo = 0.0 if k == 0 else float(special.betaincinv(k, n - k + 1, a / 2))
-    hi = 1.0 if k == n else float(special.betaincinv(k + 1, n - k, 1 - a / 2))
-    return lo, hi
+    per-call overhead; :func:`reliquant.core.binomial.clopper_pearson_bounds` for one pair)."""
+    lo, hi = clopper_pearson_bounds(k, n, confidence)
+    return float(lo), float(hi)
 
 
 def monte_carlo_robustness(
