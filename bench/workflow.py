@@ -20,6 +20,7 @@ the same machine in one command, and the report gives the ratios (before / after
 Standalone::
 
     python bench/workflow.py [--config default smoke] [--baseline REV] [--out DIR] [--cores 2]
+                             [--docs-block results/docs/bench_workflow_timings.md]
 
 writes ``DIR/workflow.md`` (the report) and ``DIR/workflow_jobs.parquet`` (one row per job
 and run). Under Snakemake (rule ``bench_workflow``, part of ``snakemake --cores 2 bench``):
@@ -44,7 +45,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from reliquant.core.benchmarks import headline_markdown
+from reliquant.core.benchmarks import headline_markdown, report_body
 from reliquant.core.io import write_frame, write_text
 from reliquant.core.runtimes import RunSummary, job_table, rule_table, run_summary
 
@@ -327,9 +328,12 @@ def main(
     repo: Path | None = None,
     workdir: Path | None = None,
     keep: bool = False,
+    docs_block: Path | None = None,
 ) -> str:
     """Time each configuration (on ``baseline`` first, when given, then the working tree);
-    write the report to ``out_md`` and the jobs to ``out_jobs``; return the report."""
+    write the report to ``out_md``, the jobs to ``out_jobs`` and, when given, the report
+    without its title to ``docs_block`` (the README's generated block
+    ``bench_workflow_timings``, which rule ``bench`` also writes); return the report."""
     repo = Path(repo or Path(__file__).resolve().parents[1])
     unknown = [c for c in configs if c not in CONFIGS]
     if unknown:
@@ -343,6 +347,8 @@ def main(
     text = report(runs, cores, baseline)
     write_text(text, out_md)
     write_frame(jobs_frame(runs), out_jobs)
+    if docs_block is not None:
+        write_text(report_body(text), docs_block)
     return text
 
 
@@ -371,6 +377,12 @@ if __name__ == "__main__":
         parser.add_argument("--cores", type=int, default=2)
         parser.add_argument("--workdir", type=Path, help="where the copies go (default: $TMPDIR)")
         parser.add_argument("--keep", action="store_true", help="keep the copies")
+        parser.add_argument(
+            "--docs-block",
+            type=Path,
+            help="also write the report as the README's generated block "
+            "(results/docs/bench_workflow_timings.md; then python -m reliquant.core.docs sync)",
+        )
         args = parser.parse_args()
         sys.stdout.write(
             main(
@@ -381,5 +393,6 @@ if __name__ == "__main__":
                 args.baseline,
                 workdir=args.workdir,
                 keep=args.keep,
+                docs_block=args.docs_block,
             )
         )

@@ -5,14 +5,13 @@ from reliquant.mlm.determinism import pin_cpu_kernels
 # before anything imports torch: the same CPU kernels on every x86-64 machine (docs/mlm.md)
 pin_cpu_kernels()
 
-import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from tqdm.auto import tqdm  # noqa: E402
 
-from reliquant.core.io import open_parquet, write_frame  # noqa: E402
+from reliquant.core.io import open_parquet, write_table  # noqa: E402
 from reliquant.core.runlog import progress_enabled, setup_logging  # noqa: E402
 from reliquant.mlm.cnn import load_model  # noqa: E402
-from reliquant.mlm.inference import score_image_file, select_device  # noqa: E402
+from reliquant.mlm.inference import score_image_table, select_device  # noqa: E402
 from reliquant.mlm.softmax import SOFTMAX_SCHEMA  # noqa: E402
 
 log = setup_logging(snakemake.log[0], "mlm")
@@ -29,7 +28,7 @@ rows = open_parquet(snakemake.input.images).metadata.num_rows
 total = rows if limit is None else min(limit, rows)
 log.info("scoring %d rows of %s on %s", total, snakemake.input.images, device)
 with tqdm(total=total, unit="img", disable=not progress_enabled()) as bar:
-    frame = score_image_file(
+    table = score_image_table(
         model,
         snakemake.input.images,
         chunk_rows=cfg["chunk_rows"],
@@ -40,6 +39,7 @@ with tqdm(total=total, unit="img", disable=not progress_enabled()) as bar:
         on_chunk=bar.update,
         corruption=snakemake.params.corruption,
     )
-write_frame(frame, snakemake.output[0], SOFTMAX_SCHEMA)
-acc = float(np.mean(frame["label"].to_numpy() == frame["prediction"].to_numpy()))
-log.info("wrote %d rows; accuracy %.4f", len(frame), acc)
+write_table(table, snakemake.output[0], SOFTMAX_SCHEMA)
+right = table.column("label").to_numpy() == table.column("prediction").to_numpy()
+acc = float(right.mean()) if len(right) else float("nan")
+log.info("wrote %d rows; accuracy %.4f", table.num_rows, acc)

@@ -234,3 +234,118 @@ def test_custom_module_rejects_bad_preprocess_and_outputs():
         inference.predict_softmax(model, x, preprocess=torch.from_numpy, outputs="probs")
     with pytest.raises(ValueError, match="preprocess="):
         inference.predict_softmax(model, x)  # the default preprocess wants MNIST images
+
+
+def _brute_max_pool2(x: np.ndarray) -> np.ndarray:
+    """2x2 max pooling, stride 2, by a loop over the four window positions (numpy)."""
+    out = np.full((*x.shape[:2], x.shape[2] // 2, x.shape[3] // 2), -np.inf, dtype=x.dtype)
+    for dy in (0, 1):
+        for dx in (0, 1):
+            window = x[:, :, dy::2, dx::2]
+            out = np.where(np.isnan(window) | (window > out), window, out)
+    return out
+
+
+def test_pooled_forward_pools_like_max_pool2d():
+    """The pooling of pooled_forward (via the model's own layers) equals F.max_pool2d and a
+    brute-force loop, ties, signed zeros and NaN included."""
+    rng = np.random.default_rng(5)
+    x = rng.integers(-3, 4, (6, 16, 28, 28)).astype(np.float32)  # many ties
+    x[0, 0, :2, :2] = [[-0.0, 0.0], [0.0, -0.0]]
+    x[1, 2, 4, 5] = np.nan
+    t = torch.from_numpy(x).contiguous(memory_format=torch.channels_last)
+
+    class Probe(torch.nn.Module):  # conv1 that returns x: the first pooling of t
+        def forward(self, _):
+            return t
+
+    seen = {}
+
+    class Seen(Exception):
+        pass
+
+    class Stop(torch.nn.Module):  # conv2 that records its input: relu(pool(t))
+        def forward(self, pooled):
+            seen["pooled"] = pooled
+            raise Seen
+
+    model = cnn.build_cnn()
+    model.conv1, model.conv2 = Probe(), Stop()
+    with pytest.raises(Seen):
+        inference.pooled_forward(model, t)
+    got = torch.nn.functional.relu(torch.from_numpy(_brute_max_pool2(x))).numpy()
+    want = torch.nn.functional.relu(torch.nn.functional.max_pool2d(t, 2)).numpy()
+    np.testing.assert_array_equal(seen["pooled"].numpy(), want)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("seed", [11, 12])
+def test_pooled_forward_is_bit_identical_to_the_model(seed, images):
+    """pooled_forward and MnistCNN.forward give the same float32 bits (channels-last, CPU),
+    blank and saturated images (constant activations: ties in every window) included."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = cnn.build_cnn().eval().to(memory_format=torch.channels_last)
+    x = cnn.normalise_images(images[:64]).contiguous(memory_format=torch.channels_last)
+    with torch.inference_mode():
+        want = model(x).numpy()
+        got = inference.pooled_forward(model, x).numpy()
+    np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))
+    # and through predict_softmax: the model's own forward, exp'd, bit for bit
+    probs = inference.predict_softmax(model, images[:64], batch_size=64, device="cpu")
+    np.testing.assert_array_equal(probs, torch.from_numpy(want).exp().numpy())
+
+
+def test_a_changed_forward_is_used_instead_of_pooled_forward(model, images, monkeypatch, caplog):
+    """If MnistCNN.forward no longer matches pooled_forward (a changed architecture), the
+    first-batch check notices and predict_softmax scores with the model's own forward."""
+
+    def avg_pool_forward(self, x):
+        F = torch.nn.functional
+        x = F.relu(F.avg_pool2d(self.conv1(x), 2))
+        x = F.relu(F.avg_pool2d(self.conv2(x), 2))
+        return F.log_softmax(self.fc2(F.relu(self.fc1(torch.flatten(x, 1)))), dim=1)
+
+    monkeypatch.setattr(cnn.MnistCNN, "forward", avg_pool_forward)
+    with caplog.at_level("WARNING", logger="reliquant.mlm.inference"):
+        got = inference.predict_softmax(model, images[:100], batch_size=32, device="cpu")
+    assert "differs from MnistCNN.forward" in caplog.text
+    probs = []
+    with torch.inference_mode():
+        for start in range(0, 100, 32):
+            batch = images[:100][start : start + 32]
+            padded = np.concatenate([batch, np.zeros((32 - len(batch), 28, 28), np.uint8)])
+            x = cnn.normalise_images(padded).contiguous(memory_format=torch.channels_last)
+            probs.append(model(x).exp()[: len(batch)].numpy())
+    np.testing.assert_array_equal(got, np.concatenate(probs))
+
+
+def test_score_image_table_is_the_frame_and_writes_the_same_file(model, images, tmp_path):
+    """score_image_table holds score_image_file's rows; written with write_table it gives the
+    file write_frame gives for the frame (same content, same bytes)."""
+    import pyarrow.parquet as pq
+
+    from reliquant.core.datasets import mnist_table
+    from reliquant.core.io import read_table
+    from reliquant.mlm.softmax import SOFTMAX_SCHEMA
+    from reliquant.pmnist.reproduction import partitions as perturbed_mnist
+
+    x, labels, order = images[:60], np.arange(60, dtype=np.uint8) % 10, np.arange(60)
+    split = tmp_path / "split.parquet"
+    write_table(mnist_table(x, labels), split)
+    part = tmp_path / "fog.parquet"
+    perturbed_mnist.write_partition(
+        part, [perturbed_mnist.level_table(x, labels, order, "fog", lv) for lv in (1, 2, 3)]
+    )
+    for path, kw in [(split, {}), (part, {"corruption": "fog"}), (part, {"limit": 130})]:
+        table = inference.score_image_table(model, path, chunk_rows=25, batch_size=16, **kw)
+        frame = inference.score_image_file(model, path, chunk_rows=25, batch_size=16, **kw)
+        assert table.schema == SOFTMAX_SCHEMA
+        assert all(c.num_chunks == 1 for c in table.columns)
+        write_table(table, tmp_path / "a.parquet", SOFTMAX_SCHEMA)
+        write_frame(frame, tmp_path / "b.parquet", SOFTMAX_SCHEMA)
+        assert read_table(tmp_path / "a.parquet").equals(read_table(tmp_path / "b.parquet"))
+        assert (tmp_path / "a.parquet").read_bytes() == (tmp_path / "b.parquet").read_bytes()
+        assert pq.read_metadata(tmp_path / "a.parquet").num_rows == len(frame)
+    empty = inference.score_image_table(model, part, limit=0)
+    assert empty.num_rows == 0 and empty.schema == SOFTMAX_SCHEMA

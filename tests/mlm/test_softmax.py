@@ -78,3 +78,36 @@ def test_check_softmax_nan_sums_and_labels():
 def test_softmax_frame_is_mnist_only():
     with pytest.raises(ValueError, match=r"shape \(n, 10\)"):
         sm.softmax_frame(np.arange(2), np.zeros(2, int), "none", 0, np.full((2, 3), 1 / 3))
+
+
+@pytest.mark.parametrize(
+    "corruption",
+    ["fog", np.array(["fog", "snow"] * 10, dtype=object), pa.array(["fog", "snow"] * 10)],
+    ids=["one name", "numpy names", "arrow column"],
+)
+def test_softmax_table_equals_the_frame(corruption):
+    """softmax_table holds softmax_frame's rows (the frame converted by pyarrow), whatever
+    form the corruption names take; argmax ties go to the lowest class."""
+    rng = np.random.default_rng(14)
+    s = random_softmax(rng, 20)
+    s[3] = 0.1  # a tie between all classes
+    names = (
+        corruption.to_numpy(zero_copy_only=False)
+        if isinstance(corruption, pa.Array)
+        else corruption
+    )
+    frame = sm.softmax_frame(np.arange(20), np.arange(20) % K, names, 3, s)
+    table = sm.softmax_table(np.arange(20), np.arange(20) % K, corruption, 3, s)
+    assert table.schema == sm.SOFTMAX_SCHEMA
+    assert table.equals(pa.Table.from_pandas(frame, schema=sm.SOFTMAX_SCHEMA, preserve_index=False))
+    assert table.column("prediction")[3].as_py() == 0
+    assert table.column("corruption").null_count == 0
+
+
+def test_softmax_table_checks_its_inputs():
+    with pytest.raises(ValueError, match=r"shape \(n, 10\)"):
+        sm.softmax_table(np.arange(2), np.zeros(2, int), "none", 0, np.full((2, 3), 1 / 3))
+    with pytest.raises(ValueError, match="corruption must have 2 values"):
+        sm.softmax_table(np.arange(2), np.zeros(2, int), pa.array(["a"]), 0, np.eye(2, K))
+    empty = sm.softmax_table(np.zeros(0), np.zeros(0), "none", 0, np.zeros((0, K), np.float32))
+    assert empty.num_rows == 0 and empty.schema == sm.SOFTMAX_SCHEMA

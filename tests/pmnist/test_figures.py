@@ -84,3 +84,24 @@ def test_one_reused_figure_draws_each_grid_as_plot_sample_grid(tmp_path) -> None
         save_figure(fresh, tmp_path / f"fresh{test_index}.png")
         reused = (tmp_path / f"reused{test_index}.png").read_bytes()
         assert reused == (tmp_path / f"fresh{test_index}.png").read_bytes()
+
+
+@pytest.mark.parametrize("corruptions", [["fog"], ["fog", "snow", "frost"]])
+def test_hidden_empty_axes_leave_the_saved_files_unchanged(tmp_path, corruptions) -> None:
+    """The grid hides the axes that have no ticks and no label; showing them all again (the
+    figure as drawn before they were hidden) saves the same PNG and PDF, byte for byte."""
+    from reliquant.core.io import save_figure
+
+    cells = {("clean", 0, 5): IMAGES[0]}
+    cells.update({(n, lv, 5): IMAGES[lv % 7] for n in corruptions for lv in range(1, 11)})
+    fig = F.plot_sample_grid(cells, corruptions, 5, title="t")
+    hidden = [a for ax in fig.axes for a in (ax.xaxis, ax.yaxis) if not a.get_visible()]
+    assert len(hidden) == (len(corruptions) - 1) * (N_LEVELS + 1) + len(corruptions) * N_LEVELS
+    for suffix in ("png", "pdf"):
+        save_figure(fig, tmp_path / f"hidden.{suffix}")
+    for axis in hidden:
+        axis.set_visible(True)
+    for suffix in ("png", "pdf"):
+        save_figure(fig, tmp_path / f"shown.{suffix}")
+        shown = (tmp_path / f"shown.{suffix}").read_bytes()
+        assert (tmp_path / f"hidden.{suffix}").read_bytes() == shown, suffix

@@ -8,6 +8,7 @@ by chance with probability below 1e-5 (normal approximation with 10^5 draws a si
 from __future__ import annotations
 
 import json
+import math
 
 import numpy as np
 import pytest
@@ -256,3 +257,77 @@ def test_both_bin_paths_equal_a_numpy_count_of_thresholds_below_the_draw():
             r = (_splitmix(start + k * golden) >> np.uint64(11)).astype(np.int64)
         t = plan.thr[plan.off[a] + a : plan.off[a + 1] + a]
         np.testing.assert_array_equal(bins[:, a], np.searchsorted(t, r, side="left"))
+
+
+def _correlated_plan(n_features: int, n_trees: int, seed: int, scale: float = 1.0):
+    """The plan of an XGBoost model under NORTA noise."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(1500, n_features))
+    X[:, -1] = np.round(X[:, -1])  # a few values: a feature with few cuts
+    y = (X.sum(axis=1) + np.sin(2 * X[:, 0]) > 0).astype(int)
+    model = xgb.XGBClassifier(n_estimators=n_trees, max_depth=4, random_state=0).fit(X, y)
+    ens = extract_ensemble(model)
+    a = rng.uniform(-0.5, 0.5, size=(n_features, n_features))
+    cov = a @ a.T + np.eye(n_features)
+    corr = cov / np.sqrt(np.outer(np.diag(cov), np.diag(cov)))
+    marg = [
+        (lambda v: NormalMarginal(v, 0.7 * scale))
+        if i % 2
+        else (lambda v: ExponentialMarginal(v, 0.5 * scale))
+        for i in range(n_features)
+    ]
+    x = X[0]
+    return build_plan(ens, Norta(marg, corr).bind(x, n_features), int(ens.predict_index(x)[0]))
+
+
+@pytest.mark.parametrize("n_features", [3, 4])
+def test_correlated_bins_equal_the_stream_recomputed_draw_by_draw(n_features):
+    """NORTA bins: for each draw, Box-Muller normals from the stream's uniforms (a pair per
+    two features, the last pair's second normal unused for an odd count), scores L e summed
+    in order, and the number of each feature's normal-score cuts below its score, written
+    again here in plain Python from the seed. Many cuts (binary search) and few (counted)."""
+    plan = _correlated_plan(n_features, 200, 4)
+    n_cuts = np.diff(plan.off)
+    assert n_cuts.min() <= kernel.ZLINEAR_MAX < n_cuts.max()  # both paths are exercised
+    n = 700  # more than one block
+    bins, _ = kernel.sample_bins(plan, 8, n)
+    state = int(kernel.chunk_seeds(8, 0, 1)[0])
+    golden, mask = 0x9E3779B97F4A7C15, 2**64 - 1
+    A = plan.n_in_play
+    for i in range(n):
+        u = []
+        for _ in range(2 * ((A + 1) // 2)):
+            state = (state + golden) & mask
+            u.append(float(int(_splitmix(np.uint64(state))) >> 11) * 2.0**-53)
+        e = []
+        for k in range(0, A, 2):
+            r = math.sqrt(-2.0 * math.log(1.0 - u[k]))
+            t = 2.0 * math.pi * u[k + 1]
+            e += [r * math.cos(t), r * math.sin(t)]
+        for a in range(A):
+            z = 0.0
+            for j in range(a + 1):
+                z += float(plan.chol[a, j]) * e[j]
+            cuts = plan.zcut[plan.off[a] : plan.off[a + 1]]
+            assert bins[i, a] == np.searchsorted(cuts, z, side="left"), (i, a)
+
+
+def test_shared_normal_scores_leave_every_count_unchanged():
+    """Inside shared_normal_scores, count_agree gives the counts it gives outside: for plans
+    that share the normal scores (one model, two noise scales; the same seed), for a plan
+    with other in-play features in between, for chunks asked again with more draws than
+    before, when the store is too small for all and starts over, and when it is too small
+    for one call (which then draws its scores itself)."""
+    p1, p2 = _correlated_plan(4, 30, 6), _correlated_plan(4, 30, 6, scale=2.0)
+    p3 = _correlated_plan(3, 10, 2)
+    assert np.array_equal(p1.chol, p2.chol) and not np.array_equal(p1.zcut, p2.zcut)
+    calls = [(p, seed, first, total) for seed in (1, 2) for p in (p1, p3, p2)
+             for first, total in ((0, 5 * 4096), (5, 1), (5, 3 * 4096 + 7), (5, 4 * 4096))]  # fmt: skip
+    expected = [kernel.count_agree(p, kernel.chunk_seeds(s, f, -(-t // 4096)), 4096, t)
+                for p, s, f, t in calls]  # fmt: skip
+    for max_bytes in (2**27, 8 * 4 * 4096 * 6, 8 * 4 * 4096 * 4):
+        with kernel.shared_normal_scores(max_bytes):
+            got = [kernel.count_agree(p, kernel.chunk_seeds(s, f, -(-t // 4096)), 4096, t)
+                   for p, s, f, t in calls]  # fmt: skip
+        for a, b in zip(expected, got, strict=True):
+            np.testing.assert_array_equal(a, b)

@@ -88,3 +88,14 @@ def test_scipy_frozen_marginals_accepted():
     assert noise.box_mass(np.array([[-1.0, -5.0]]), np.array([[1.0, 1.0]]))[0] == pytest.approx(
         (stats.norm.cdf(1) - stats.norm.cdf(-1)) * stats.expon.cdf(1), rel=1e-12
     )
+
+
+@pytest.mark.parametrize("m", MARGINALS, ids=lambda m: type(m).__name__)
+@pytest.mark.parametrize("z", [[-1.5, -0.2, 0.0], [0.3, 2.0], [-0.7, 1.1, 0.0, 4.0], []])
+def test_from_normal_scores_takes_each_side_from_its_tail(m, z):
+    """F^{-1}(Phi(z)) by ppf at z <= 0 and isf(Phi(-z)) above, value by value: also when
+    every value lies on one side (or none is given)."""
+    z = np.array(z, dtype=np.float64)
+    want = [float(m.ppf(stats.norm.cdf(v))) if v <= 0 else float(m.isf(stats.norm.cdf(-v)))
+            for v in z]  # fmt: skip
+    np.testing.assert_array_equal(from_normal_scores(m, z), np.array(want, dtype=np.float64))

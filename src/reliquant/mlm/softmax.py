@@ -4,14 +4,21 @@ MNIST softmax tables (one row per scored image, columns ``p0..p9`` and the argma
 Eq. 1: ``s = softmax(f(x))``, a point of the probability simplex in ``R^K``. The array
 functions of :mod:`reliquant.mlm` take ``K`` from the softmax's second dimension (any
 ``K >= 2``); the tables (:data:`SOFTMAX_SCHEMA`, ``p0..p9``) are the workflow's MNIST tables
-and keep ``K = 10`` (:data:`N_CLASSES`).
+and keep ``K = 10`` (:data:`N_CLASSES`). :func:`softmax_table` builds them as Arrow tables
+(what the workflow writes), :func:`softmax_frame` as DataFrames; pandas is imported by the
+latter only.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "D_COLUMNS",
@@ -21,6 +28,7 @@ __all__ = [
     "check_labels",
     "check_softmax",
     "softmax_frame",
+    "softmax_table",
 ]
 
 #: Classes of MNIST, the workflow's data set (the tables' ``p0..p9``); the array functions
@@ -144,6 +152,8 @@ def softmax_frame(
 
     An MNIST table: ``softmax`` must have :data:`N_CLASSES` (10) columns.
     """
+    import pandas as pd
+
     s = check_softmax(softmax, labels, n_classes=N_CLASSES).astype(np.float32, copy=False)
     n = len(s)
     frame = pd.DataFrame(
@@ -158,3 +168,42 @@ def softmax_frame(
         frame[P_COLUMNS[c]] = s[:, c]
     frame["prediction"] = s.argmax(1).astype(np.uint8)
     return frame
+
+
+def softmax_table(
+    index: np.ndarray,
+    labels: np.ndarray,
+    corruption: np.ndarray | pa.Array | pa.ChunkedArray | str,
+    level: np.ndarray | int,
+    softmax: np.ndarray,
+) -> pa.Table:
+    """The rows of :func:`softmax_frame` as an Arrow table of :data:`SOFTMAX_SCHEMA`.
+
+    The same columns and values (``prediction = argmax(softmax)``, ties: lowest class), built
+    column by column without pandas; ``corruption`` may also be an Arrow string column (e.g.
+    the column read from a partition), used as it is. ``softmax`` must have
+    :data:`N_CLASSES` (10) columns.
+    """
+    s = check_softmax(softmax, labels, n_classes=N_CLASSES).astype(np.float32, copy=False)
+    n = len(s)
+    if isinstance(corruption, (pa.Array, pa.ChunkedArray)):
+        if len(corruption) != n:
+            raise ValueError(f"corruption must have {n} values, one per row; got {len(corruption)}")
+        if isinstance(corruption, pa.ChunkedArray):
+            corruption = corruption.combine_chunks()
+        corruption = corruption.cast(pa.string())
+    elif isinstance(corruption, str):
+        # one value n times: a null column filled in (no Python string per row)
+        corruption = pc.fill_null(pa.nulls(n, pa.string()), corruption)
+    else:
+        names = np.broadcast_to(np.asarray(corruption, dtype=object), (n,))
+        corruption = pa.array(names, pa.string())
+    columns = [
+        pa.array(np.asarray(index, dtype=np.int32)),
+        pa.array(np.asarray(labels, dtype=np.uint8)),
+        corruption,
+        pa.array(np.broadcast_to(np.asarray(level, dtype=np.uint8), (n,)).copy()),
+        *[pa.array(np.ascontiguousarray(s[:, c])) for c in range(N_CLASSES)],
+        pa.array(s.argmax(1).astype(np.uint8)),
+    ]
+    return pa.Table.from_arrays(columns, schema=SOFTMAX_SCHEMA)

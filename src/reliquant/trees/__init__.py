@@ -17,6 +17,8 @@ readers       fitted scikit-learn, XGBoost and LightGBM classifiers read into a 
 box_mass      noise models (independent, correlated, NORTA) and the mass of a box
 norta         NORTA marginals and the Spearman-to-normal correlation map
 boxes         the papers' grid method and its 99 % pruning
+grid_kernel   the compiled enumeration of the box grid (independent noise): every box
+              labelled at its representative point, the masses of the sample's label summed
 engine        our exact branch-and-bound engine with certified bounds
 leaf_tables   the engine's per-sample tables: reachable leaves, path conditions, score gaps
 noise         noise around one input: Gaussian (scalar, per-feature or covariance) and Norta

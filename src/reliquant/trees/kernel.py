@@ -10,27 +10,34 @@ Draws come in blocks of ``BLOCK``, for a :class:`reliquant.trees.plan.Plan`:
    vectorised across the block's draws: no gathers), else from a guide table with usually
    one comparison, no branch to mispredict; both give the same bin. Only in-play features
    are drawn, never the 784-wide input. (The stream is the one of the binary-search
-   version: for a seed, bins differ only where ``u`` falls within 2^-53 of a threshold.) For correlated and NORTA noise, ``z = L e`` with ``e`` standard
-   normal (Box-Muller) and ``L`` the Cholesky factor of the in-play scores' correlation;
-   each bin is the number of cuts below ``z``.
+   version: for a seed, bins differ only where ``u`` falls within 2^-53 of a threshold.)
+   For correlated and NORTA noise, ``z = L e`` with ``e`` standard normal (Box-Muller, the
+   uniforms made first, vectorised) and ``L`` the Cholesky factor of the in-play scores'
+   correlation; each bin is the number of the feature's normal-score cuts below ``z``,
+   counted (at most ``ZLINEAR_MAX`` cuts: one vectorised compare per cut) or by binary
+   search. Within :func:`shared_normal_scores` the scores ``z`` of each chunk are kept and
+   reused by every plan with the same ``L`` and seed (several models on one sample's
+   stream draw them once).
 2. (strata) each draw picks a box with probability proportional to its mass (one uniform,
    binary search in the cumulative masses) and redraws the few features the box narrows,
    inside the box's bin range (independent noise).
 3. Tree by tree (its nodes stay in cache), eight draws at a time: their walks advance one
    step together in registers (independent loads that overlap in the CPU), each step one
-   packed int64 per node (left child, cut, feature; the right child is left + 1). The
-   leaf's scores are added to the fixed trees' sum (float64; only the tree's own class for
-   margin models). If the top class leads the runner-up by
-   more than ``plan.eps`` that is the label; otherwise the scores are recomputed exactly as
-   the library does (every tree in order; float32 margins with XGBoost's sigmoid/softmax;
-   float64 margins with LightGBM's sigmoid/softmax or scikit-learn's sign rules;
-   :mod:`reliquant.trees.structure`).
+   packed int64 per node (left child, cut, feature; the right child is left + 1), the
+   block's bins read as one flat array (rows of a power-of-two width). The leaf's scores
+   are added, tree by tree in order, to the fixed trees' sum (float64; only the tree's own
+   class for margin models, read from ``plan.node_val``). If the top class leads the
+   runner-up by more than ``plan.eps`` that is the label; otherwise the scores are
+   recomputed exactly as the library does (every tree in order; float32 margins with
+   XGBoost's sigmoid/softmax; float64 margins with LightGBM's sigmoid/softmax or
+   scikit-learn's sign rules; :mod:`reliquant.trees.structure`).
 
 Random numbers: SplitMix64 (Steele, Lea & Flood 2014) per chunk of draws, each chunk seeded
 by hashing ``(seed, chunk index)``, so results do not depend on the number of threads.
 
-Public API: :func:`count_agree` (parallel over chunks), :func:`compile_for` (compile the
-kernels :func:`count_agree` runs for a plan's type, before any timing), :func:`sample_bins`,
+Public API: :func:`count_agree` (parallel over chunks), :func:`shared_normal_scores` (a
+context in which correlated plans share their normal scores), :func:`compile_for` (compile
+the kernels :func:`count_agree` runs for a plan's type, before any timing), :func:`sample_bins`,
 :func:`labels_of_bins`, :func:`bins_of`, :func:`chunk_seeds`, and the profiling hook
 :func:`profile_draws` (one chunk on the calling thread, whole kernel or its first step alone:
 where a draw's time goes; ``bench/trees_anytime.py`` uses it).
@@ -39,6 +46,8 @@ where a draw's time goes; ``bench/trees_anytime.py`` uses it).
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 from numba import njit, prange, typeof, types
@@ -48,6 +57,7 @@ from reliquant.trees.plan import Plan
 __all__ = [
     "BLOCK",
     "LINEAR_MAX",
+    "ZLINEAR_MAX",
     "bins_of",
     "chunk_seeds",
     "compile_for",
@@ -55,6 +65,7 @@ __all__ = [
     "labels_of_bins",
     "profile_draws",
     "sample_bins",
+    "shared_normal_scores",
 ]
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -94,6 +105,7 @@ def _hash_states(x):
 
 BLOCK = 256  # draws evaluated together
 LINEAR_MAX = 48  # features with at most this many thresholds count them instead (no gathers)
+ZLINEAR_MAX = 96  # the same for the normal-score cuts of correlated draws
 
 
 @njit(cache=True, inline="always")
@@ -161,24 +173,71 @@ def _independent_bins(p, state, bins, n):
 
 
 @njit(cache=True)
+def _normal_scores(chol, state, z, start, n):
+    """``z[a, start + i]`` for ``n`` correlated draws: ``z = L e`` with ``L = chol`` and
+    ``e`` standard normal by Box-Muller, a pair of uniforms per two features, in stream
+    order (draw by draw, pair by pair; the second normal of an odd feature count's last pair
+    is not used). The uniforms are made first (vectorised: the stream's ``k``-th output is a
+    function of ``state + k golden``), then each score is summed over ``j <= a`` in order:
+    the arithmetic of a draw-by-draw loop, value for value."""
+    A = chol.shape[0]
+    if A == 0 or n == 0:
+        return
+    U = 2 * ((A + 1) // 2)  # uniforms per draw
+    x = state[0]
+    u = np.empty(U * n)
+    for k in range(U * n):
+        u[k] = float(_mix(x + np.uint64(k + 1) * _GOLDEN) >> np.uint64(11)) * _INV53
+    state[0] = x + np.uint64(U * n) * _GOLDEN
+    e = np.empty((U, n))
+    for i in range(n):
+        for k in range(0, A, 2):
+            r = np.sqrt(-2.0 * np.log(1.0 - u[i * U + k]))
+            t = 2.0 * np.pi * u[i * U + k + 1]
+            e[k, i] = r * np.cos(t)
+            if k + 1 < A:
+                e[k + 1, i] = r * np.sin(t)
+    for a in range(A):
+        za = z[a, start : start + n]
+        for i in range(n):
+            za[i] = 0.0
+        for j in range(a + 1):
+            c = chol[a, j]
+            ej = e[j]
+            for i in range(n):
+                za[i] += c * ej[i]
+
+
+@njit(cache=True)
+def _bins_of_scores(p, z, start, bins, n):
+    """``bins[a, i]``: the bin of the score ``z[a, start + i]`` among feature ``a``'s cuts
+    ``p.zcut`` (the number of cuts below it), for ``i < n``: for a feature with at most
+    ``ZLINEAR_MAX`` cuts by counting them (one vectorised compare per cut across the
+    draws), else by binary search (:func:`_bin_of_value`); both give the same integer."""
+    zcut, off = p.zcut, p.off
+    cnt = np.empty(n, dtype=np.int64)
+    for a in range(off.shape[0] - 1):
+        row = bins[a]
+        zs = z[a, start : start + n]
+        if off[a + 1] - off[a] <= ZLINEAR_MAX:
+            cnt[:] = 0
+            for j in range(off[a], off[a + 1]):
+                t = zcut[j]
+                for i in range(n):
+                    cnt[i] += zs[i] > t
+            for i in range(n):
+                row[i] = cnt[i]
+        else:
+            for i in range(n):
+                row[i] = _bin_of_value(zcut, off[a], off[a + 1], zs[i])
+
+
+@njit(cache=True)
 def _correlated_bins(p, state, bins, n):
     """Bins of ``n`` correlated draws: z = L e, e standard normal (Box-Muller)."""
-    A = p.off.shape[0] - 1
-    e = np.zeros(A)
-    for i in range(n):
-        k = 0
-        while k < A:
-            r = np.sqrt(-2.0 * np.log(1.0 - _uniform(state)))
-            t = 2.0 * np.pi * _uniform(state)
-            e[k] = r * np.cos(t)
-            if k + 1 < A:
-                e[k + 1] = r * np.sin(t)
-            k += 2
-        for a in range(A):
-            z = 0.0
-            for j in range(a + 1):
-                z += p.chol[a, j] * e[j]
-            bins[a, i] = _bin_of_value(p.zcut, p.off[a], p.off[a + 1], z)
+    z = np.empty((p.off.shape[0] - 1, n))
+    _normal_scores(p.chol, state, z, 0, n)
+    _bins_of_scores(p, z, 0, bins, n)
 
 
 @njit(cache=True)
@@ -281,28 +340,38 @@ def _step(packed, bins, node, i):
     return left + (np.int64(bins[w >> 48, i]) > cut)
 
 
-@njit(cache=True)
-def _walk(pk, bins, root, d, n, cur):
-    """``cur[i]``: the leaf node draw ``i`` reaches from ``root`` in ``d`` steps. Eight walks
-    at a time, in registers: independent chains of loads that overlap in the CPU."""
-    n8 = n - n % 8
-    for i in range(0, n8, 8):
-        a0, a1 = _step(pk, bins, root, i), _step(pk, bins, root, i + 1)
-        a2, a3 = _step(pk, bins, root, i + 2), _step(pk, bins, root, i + 3)
-        a4, a5 = _step(pk, bins, root, i + 4), _step(pk, bins, root, i + 5)
-        a6, a7 = _step(pk, bins, root, i + 6), _step(pk, bins, root, i + 7)
-        for _ in range(d - 1):
-            a0, a1 = _step(pk, bins, a0, i), _step(pk, bins, a1, i + 1)
-            a2, a3 = _step(pk, bins, a2, i + 2), _step(pk, bins, a3, i + 3)
-            a4, a5 = _step(pk, bins, a4, i + 4), _step(pk, bins, a5, i + 5)
-            a6, a7 = _step(pk, bins, a6, i + 6), _step(pk, bins, a7, i + 7)
-        cur[i], cur[i + 1], cur[i + 2], cur[i + 3] = a0, a1, a2, a3
-        cur[i + 4], cur[i + 5], cur[i + 6], cur[i + 7] = a4, a5, a6, a7
-    for i in range(n8, n):
-        node = root
-        for _ in range(d):
-            node = _step(pk, bins, node, i)
-        cur[i] = node
+@njit(cache=True, inline="always")
+def _flat_step(packed, flat, shift, node, i):
+    """:func:`_step` on the bins flattened, feature ``a``'s row starting at ``a << shift``
+    (unsigned index arithmetic: no negative-index wraparound to check)."""
+    w = np.uint64(packed[node])
+    left = np.int64(w & np.uint64(0xFFFFFFFF))
+    cut = np.int64((w >> np.uint64(32)) & np.uint64(0xFFFF))
+    return left + (np.int64(flat[((w >> np.uint64(48)) << shift) + np.uint64(i)]) > cut)
+
+
+@njit(cache=True, inline="always")
+def _walk8(pk, flat, shift, root, d, i):
+    """The leaf nodes draws ``i .. i + 7`` reach from ``root`` in ``d`` steps: eight walks
+    at a time, in registers (independent chains of loads that overlap in the CPU)."""
+    a0, a1 = _flat_step(pk, flat, shift, root, i), _flat_step(pk, flat, shift, root, i + 1)
+    a2, a3 = _flat_step(pk, flat, shift, root, i + 2), _flat_step(pk, flat, shift, root, i + 3)
+    a4, a5 = _flat_step(pk, flat, shift, root, i + 4), _flat_step(pk, flat, shift, root, i + 5)
+    a6, a7 = _flat_step(pk, flat, shift, root, i + 6), _flat_step(pk, flat, shift, root, i + 7)
+    for _ in range(d - 1):
+        a0, a1 = _flat_step(pk, flat, shift, a0, i), _flat_step(pk, flat, shift, a1, i + 1)
+        a2, a3 = _flat_step(pk, flat, shift, a2, i + 2), _flat_step(pk, flat, shift, a3, i + 3)
+        a4, a5 = _flat_step(pk, flat, shift, a4, i + 4), _flat_step(pk, flat, shift, a5, i + 5)
+        a6, a7 = _flat_step(pk, flat, shift, a6, i + 6), _flat_step(pk, flat, shift, a7, i + 7)
+    return a0, a1, a2, a3, a4, a5, a6, a7
+
+
+@njit(cache=True, inline="always")
+def _walk1(pk, flat, shift, root, d, i):
+    node = root
+    for _ in range(d):
+        node = _flat_step(pk, flat, shift, node, i)
+    return node
 
 
 @njit(cache=True)
@@ -316,40 +385,72 @@ def _leaves_of(p, bins, i, live_leaf):
 
 
 @njit(cache=True)
-def _labels(p, bins, n, scores, cur, out):
-    """Labels of the first ``n`` draws of ``bins`` (feature-major ``(A, block)``), tree by
-    tree (:func:`_walk`; module docstring)."""
+def _row_shift(width):
+    """``log2(width)``: the bins' rows must have a power-of-two width (:func:`_labels`)."""
+    shift = 0
+    while (1 << shift) < width:
+        shift += 1
+    if (1 << shift) != width:
+        raise ValueError("the bins' width must be a power of two")
+    return np.uint64(shift)
+
+
+@njit(cache=True)
+def _labels(p, bins, n, scores, out):
+    """Labels of the first ``n`` draws of ``bins`` (feature-major ``(A, w)``, ``w`` a power
+    of two), tree by tree (eight walks at a time, :func:`_walk8`; module docstring): the
+    scores ``scores[c, i]`` start from the fixed trees' sum and add each live tree's leaf in
+    tree order (a one-class tree's leaf value read from ``p.node_val``)."""
     const, packed, leaf_vals, roots = p.const_scores, p.packed, p.leaf_vals, p.tree_root
-    node_leaf, depth, lclass = p.node_leaf, p.tree_depth, p.live_class
+    node_leaf, node_val, depth, lclass = p.node_leaf, p.node_val, p.tree_depth, p.live_class
     K = const.shape[0]
-    for i in range(n):
-        for c in range(K):
-            scores[i, c] = const[c]
+    flat = bins.reshape(-1)
+    shift = _row_shift(bins.shape[1])
+    for c in range(K):
+        for i in range(n):
+            scores[c, i] = const[c]
+    n8 = n - n % 8
     for t in range(roots.shape[0]):
         root = roots[t]
         d = depth[t]
         if d == 0:
             continue
-        _walk(packed, bins, root, d, n, cur)
         k = lclass[t]
         if k >= 0:
-            for i in range(n):
-                scores[i, k] += leaf_vals[node_leaf[cur[i]], k]
+            s = scores[k]
+            for i in range(0, n8, 8):
+                a0, a1, a2, a3, a4, a5, a6, a7 = _walk8(packed, flat, shift, root, d, i)
+                s[i] += node_val[a0]
+                s[i + 1] += node_val[a1]
+                s[i + 2] += node_val[a2]
+                s[i + 3] += node_val[a3]
+                s[i + 4] += node_val[a4]
+                s[i + 5] += node_val[a5]
+                s[i + 6] += node_val[a6]
+                s[i + 7] += node_val[a7]
+            for i in range(n8, n):
+                s[i] += node_val[_walk1(packed, flat, shift, root, d, i)]
         else:
-            for i in range(n):
-                leaf = node_leaf[cur[i]]
+            for i in range(0, n8, 8):
+                leaves = _walk8(packed, flat, shift, root, d, i)
+                for j in range(8):
+                    leaf = node_leaf[leaves[j]]
+                    for c in range(K):
+                        scores[c, i + j] += leaf_vals[leaf, c]
+            for i in range(n8, n):
+                leaf = node_leaf[_walk1(packed, flat, shift, root, d, i)]
                 for c in range(K):
-                    scores[i, c] += leaf_vals[leaf, c]
+                    scores[c, i] += leaf_vals[leaf, c]
     live_leaf = np.empty(roots.shape[0], dtype=np.int64)
     for i in range(n):
         best = 0
         for c in range(1, K):
-            if scores[i, c] > scores[i, best]:
+            if scores[c, i] > scores[best, i]:
                 best = c
         gap = np.inf
         for c in range(K):
-            if c != best and scores[i, best] - scores[i, c] < gap:
-                gap = scores[i, best] - scores[i, c]
+            if c != best and scores[best, i] - scores[c, i] < gap:
+                gap = scores[best, i] - scores[c, i]
         if gap > p.eps:
             out[i] = best
         else:  # near-tie: the library's own arithmetic, every tree in order
@@ -358,14 +459,14 @@ def _labels(p, bins, n, scores, cur, out):
 
 
 @njit(cache=True)
-def _draw_block(p, state, n, bins, scores, cur, out):
+def _draw_block(p, state, n, bins, scores, out):
     if p.correlated:
         _correlated_bins(p, state, bins, n)
     else:
         _independent_bins(p, state, bins, n)
         if p.cum.shape[0] > 1:
             _stratify(p, state, bins, n)
-    _labels(p, bins, n, scores, cur, out)
+    _labels(p, bins, n, scores, out)
 
 
 @njit(cache=True)
@@ -375,13 +476,12 @@ def _chunk(p, state0, n):
     state[0] = state0
     A, K = p.off.shape[0] - 1, p.const_scores.shape[0]
     bins = np.zeros((A, BLOCK), dtype=np.int16)
-    scores = np.zeros((BLOCK, K))
-    cur = np.zeros(BLOCK, dtype=np.int64)
+    scores = np.zeros((K, BLOCK))
     out = np.zeros(BLOCK, dtype=np.int64)
     agree = 0
     for start in range(0, n, BLOCK):
         m = min(BLOCK, n - start)
-        _draw_block(p, state, m, bins, scores, cur, out)
+        _draw_block(p, state, m, bins, scores, out)
         for i in range(m):
             agree += out[i] == p.y
     return agree
@@ -396,11 +496,135 @@ def _count_chunks(p, seeds, chunk, total):
     return out
 
 
+@njit(cache=True)
+def _chunk_normal_scores(chol, state0, n, z):
+    """``z[:, :n]``: the normal scores of a correlated chunk's ``n`` draws (its stream from
+    ``state0``, block by block as :func:`_chunk` draws them)."""
+    state = np.empty(1, dtype=np.uint64)
+    state[0] = state0
+    for start in range(0, n, BLOCK):
+        _normal_scores(chol, state, z, start, min(BLOCK, n - start))
+
+
+@njit(cache=True, parallel=True)
+def _normal_scores_of_chunks(chol, seeds, ns, arena, rows):
+    for c in prange(seeds.shape[0]):
+        _chunk_normal_scores(chol, seeds[c], ns[c], arena[rows[c]])
+
+
+@njit(cache=True)
+def _chunk_of_scores(p, z, n):
+    """:func:`_chunk` for a correlated plan whose chunk's normal scores ``z`` (``(A, >= n)``,
+    :func:`_chunk_normal_scores`) are made already: the same bins, labels and count."""
+    A, K = p.off.shape[0] - 1, p.const_scores.shape[0]
+    bins = np.zeros((A, BLOCK), dtype=np.int16)
+    scores = np.zeros((K, BLOCK))
+    out = np.zeros(BLOCK, dtype=np.int64)
+    agree = 0
+    for start in range(0, n, BLOCK):
+        m = min(BLOCK, n - start)
+        _bins_of_scores(p, z, start, bins, m)
+        _labels(p, bins, m, scores, out)
+        for i in range(m):
+            agree += out[i] == p.y
+    return agree
+
+
+@njit(cache=True, parallel=True)
+def _count_chunks_of_scores(p, arena, rows, chunk, total):
+    out = np.zeros(rows.shape[0], dtype=np.int64)
+    for c in prange(rows.shape[0]):
+        n = min(chunk, total - c * chunk)
+        out[c] = _chunk_of_scores(p, arena[rows[c]], n)
+    return out
+
+
+class _ScoreStore:
+    """Normal scores of correlated chunks (:func:`_chunk_normal_scores`), one row of
+    ``arena`` per chunk, found by the chunk's starting state, for one Cholesky factor at a
+    time (a chunk's scores depend on nothing else; a row holding more draws than asked
+    serves as well, the stream being the same). At most ``max_bytes`` of rows: when full,
+    the rows used least recently are given to new chunks."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = int(max_bytes)
+        self.key: tuple | None = None
+        self.arena = np.zeros((0, 0, 0))
+        self.index: dict[int, tuple[int, int]] = {}  # state -> (row, draws held), LRU order
+        self.free: list[int] = []
+
+    def rows(self, chol: np.ndarray, seeds: np.ndarray, chunk: int, total: int):
+        """``(arena, rows)``: ``arena[rows[c]]`` holds chunk ``c``'s scores, made here when
+        missing; None when the store cannot hold ``len(seeds)`` chunks."""
+        A = chol.shape[0]
+        key = (chol.shape, chol.tobytes(), int(chunk))
+        if key != self.key:  # another factor: start over
+            cap = max(self.max_bytes // (8 * A * chunk), 1)
+            self.arena = np.empty((cap, A, chunk))  # its pages are touched as rows fill
+            self.key, self.index, self.free = key, {}, list(range(cap - 1, -1, -1))
+        if len(seeds) > len(self.arena):
+            return None  # more chunks than the store holds: the caller draws them itself
+        states = seeds.tolist()
+        for state in states:  # the chunks asked for now become the most recently used
+            if state in self.index:
+                self.index[state] = self.index.pop(state)
+        fresh = sum(state not in self.index for state in states)
+        while len(self.free) < fresh:  # free the least recently used rows (none asked now)
+            self.free.append(self.index.pop(next(iter(self.index)))[0])
+        ns = np.minimum(chunk, total - chunk * np.arange(len(seeds)))
+        rows = np.empty(len(seeds), dtype=np.int64)
+        missing = []
+        for c, state in enumerate(states):
+            row, held = self.index.get(state, (-1, 0))
+            if row < 0:
+                row = self.free.pop()
+            if held < ns[c]:
+                missing.append(c)
+                self.index[state] = (row, int(ns[c]))
+            rows[c] = row
+        if missing:
+            m = np.array(missing, dtype=np.int64)
+            chol = np.ascontiguousarray(chol)
+            _normal_scores_of_chunks(chol, seeds[m], ns[m], self.arena, rows[m])
+        return self.arena, rows
+
+
+_STORE: _ScoreStore | None = None
+
+
+@contextmanager
+def shared_normal_scores(max_bytes: int = 2**27) -> Iterator[None]:
+    """Within the ``with`` block, :func:`count_agree` keeps the normal scores ``z = L e`` of
+    correlated (and NORTA) draws per chunk, at most ``max_bytes`` of them, and reuses them
+    for every plan with the same Cholesky factor ``L`` (the same in-play features and
+    correlation) that draws the same chunk (the same seed): such plans draw the same
+    scores, so the counts are those of :func:`count_agree` without it, while the
+    Box-Muller draws are made once. For several models evaluated on one sample's stream in
+    turn (the cells of a sensitivity table, sample by sample); plans of independent noise
+    are not affected."""
+    global _STORE
+    previous = _STORE
+    _STORE = _ScoreStore(max_bytes)
+    try:
+        yield
+    finally:
+        _STORE = previous
+
+
 def count_agree(plan: Plan, seeds: np.ndarray, chunk: int, total: int) -> np.ndarray:
     """Per chunk (in chunk order), how many of its draws keep ``plan.y``; ``total`` draws
-    in ``len(seeds)`` chunks of ``chunk`` (the last may be shorter)."""
+    in ``len(seeds)`` chunks of ``chunk`` (the last may be shorter). Within
+    :func:`shared_normal_scores`, a correlated plan's normal scores come from its store."""
     if total > len(seeds) * chunk or total <= (len(seeds) - 1) * chunk:
         raise ValueError(f"{total} draws do not fill {len(seeds)} chunks of {chunk}")
+    stored = None
+    if _STORE is not None and plan.correlated and plan.n_in_play:
+        stored = _STORE.rows(plan.chol, seeds, int(chunk), int(total))
+    if stored is not None:
+        arena, rows = stored
+        if len(seeds) == 1:
+            return np.array([_chunk_of_scores(plan, arena[rows[0]], int(total))], dtype=np.int64)
+        return _count_chunks_of_scores(plan, arena, rows, int(chunk), int(total))
     if len(seeds) == 1:  # one chunk: no thread start-up
         return np.array([_chunk(plan, seeds[0], int(total))], dtype=np.int64)
     return _count_chunks(plan, seeds, int(chunk), int(total))
@@ -415,6 +639,12 @@ def compile_for(plan: Plan) -> float:
     plan_type = typeof(plan)
     _chunk.compile((plan_type, types.uint64, types.int64))
     _count_chunks.compile((plan_type, types.Array(types.uint64, 1, "C"), types.int64, types.int64))
+    if _STORE is not None and plan.correlated:  # the kernels of the score store
+        f64, i64 = types.Array(types.float64, 2, "C"), types.Array(types.int64, 1, "C")
+        arena = types.Array(types.float64, 3, "C")
+        _chunk_of_scores.compile((plan_type, f64, types.int64))
+        _count_chunks_of_scores.compile((plan_type, arena, i64, types.int64, types.int64))
+        _normal_scores_of_chunks.compile((f64, types.Array(types.uint64, 1, "C"), i64, arena, i64))
     return time.perf_counter() - t0
 
 
@@ -423,12 +653,14 @@ def _sample_bins(p, state0, n):
     state = np.empty(1, dtype=np.uint64)
     state[0] = state0
     A, K = p.off.shape[0] - 1, p.const_scores.shape[0]
-    bins = np.zeros((A, n), dtype=np.int16)
+    width = 1
+    while width < n:
+        width *= 2
+    bins = np.zeros((A, width), dtype=np.int16)
     labels = np.zeros(n, dtype=np.int64)
-    scores = np.zeros((n, K))
-    cur = np.zeros(n, dtype=np.int64)
-    _draw_block(p, state, n, bins, scores, cur, labels)
-    return bins.T.astype(np.int64), labels
+    scores = np.zeros((K, n))
+    _draw_block(p, state, n, bins, scores, labels)
+    return bins[:, :n].T.astype(np.int64), labels
 
 
 def sample_bins(plan: Plan, seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -443,12 +675,12 @@ def _labels_of_bins(p, bins):
     K = p.const_scores.shape[0]
     for b in prange((n + BLOCK - 1) // BLOCK):
         s, e = b * BLOCK, min(n, (b + 1) * BLOCK)
-        scores = np.zeros((e - s, K))
-        cur = np.zeros(e - s, dtype=np.int64)
-        res = np.zeros(e - s, dtype=np.int64)
-        block = np.ascontiguousarray(bins[s:e].T)
-        _labels(p, block, e - s, scores, cur, res)
-        out[s:e] = res
+        scores = np.zeros((K, BLOCK))
+        res = np.zeros(BLOCK, dtype=np.int64)
+        block = np.zeros((bins.shape[1], BLOCK), dtype=np.int16)
+        block[:, : e - s] = bins[s:e].T
+        _labels(p, block, e - s, scores, res)
+        out[s:e] = res[: e - s]
     return out
 
 

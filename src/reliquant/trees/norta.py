@@ -139,8 +139,11 @@ def from_normal_scores(marginal, z: np.ndarray) -> np.ndarray:
     z = np.asarray(z, dtype=np.float64)
     lower = z <= 0
     out = np.empty_like(z)
-    out[lower] = marginal.ppf(special.ndtr(z[lower]))
-    out[~lower] = marginal.isf(special.ndtr(-z[~lower]))
+    n_lower = int(np.count_nonzero(lower))
+    if n_lower:  # (a side without values costs no distribution call)
+        out[lower] = marginal.ppf(special.ndtr(z[lower]))
+    if n_lower < z.size:
+        out[~lower] = marginal.isf(special.ndtr(-z[~lower]))
     return out
 
 

@@ -16,7 +16,8 @@ space for plain Monte Carlo) the plan keeps:
   kernel's fast inverse CDF, :func:`_guide_tables`);
 * the Cholesky factor of the scores' correlation (correlated and NORTA noise);
 * the *live* trees (more than one reachable leaf), compacted to their in-play splits
-  (children side by side, also packed one int64 per node), and
+  (children side by side, also packed one int64 per node; a one-class tree's leaf score
+  per node), and
   the summed scores of the fixed trees; the exact per-tree data for near-ties;
 * optional strata: boxes (bin ranges overriding the region on a few features) chosen with
   probability proportional to their masses.
@@ -26,6 +27,8 @@ Public API: :class:`Plan`, :func:`build_plan`, :func:`bin_ranges`.
 
 from __future__ import annotations
 
+import bisect
+import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -91,6 +94,7 @@ class Plan(NamedTuple):
     guide: np.ndarray  # int16: guide tables (_guide_tables), feature a's at goff[a]
     goff: np.ndarray  # int64[A + 1]
     gshift: np.ndarray  # int64[A]: cell of r is r >> gshift[a]
+    node_val: np.ndarray  # float64[N]: at a leaf of a one-class live tree, its class's score
 
     @property
     def n_in_play(self) -> int:
@@ -101,57 +105,67 @@ class Plan(NamedTuple):
         return len(self.tree_root)
 
 
-def _prune(tree, root_lo: np.ndarray, root_hi: np.ndarray) -> tuple[list, list]:
-    """(reachable leaves, in-play inner nodes) of ``tree`` inside the region."""
+def _as_lists(tree) -> tuple[list, list, list, list]:
+    """``tree``'s (feature, boundary, left, right) as Python lists (quick to index)."""
+    return tree.feature.tolist(), tree.boundary.tolist(), tree.left.tolist(), tree.right.tolist()
+
+
+def _prune(tree, root_lo: list, root_hi: list) -> tuple[list, list]:
+    """(reachable leaves, in-play inner nodes) of ``tree`` (:func:`_as_lists`) inside the
+    region ``root_lo < x <= root_hi`` (lists of the edges)."""
+    feature, boundary, left, right = tree
     leaves, inner, stack = [], [], [0]
     while stack:
         node = stack.pop()
-        if tree.left[node] < 0:
+        if left[node] < 0:
             leaves.append(node)
             continue
-        f, b = int(tree.feature[node]), float(tree.boundary[node])
+        f, b = feature[node], boundary[node]
         go_l, go_r = root_lo[f] < b, root_hi[f] > b
         if go_l and go_r:
             inner.append(node)
         if go_r:
-            stack.append(int(tree.right[node]))
+            stack.append(right[node])
         if go_l:
-            stack.append(int(tree.left[node]))
+            stack.append(left[node])
     return leaves, inner
 
 
 def _compact(tree, vals, root_lo, root_hi, fmap, cuts, nodes, leaf_rows) -> tuple[int, int]:
-    """Append ``tree``'s in-play splits and reachable leaves; return (compact root, depth).
+    """Append ``tree``'s (:func:`_as_lists`) in-play splits and reachable leaves; return
+    (compact root, depth). ``fmap``: each feature's in-play index (a list); ``cuts``: each
+    in-play feature's sorted cuts (lists).
 
     A split's two children are stored side by side (right = left + 1, for the packed walk of
     :mod:`reliquant.trees.kernel`). A leaf is a self-loop ``(0, LEAF_CUT, self, self)``
     (every bin goes "left" to itself), so a walk of exactly ``depth`` steps ends on the leaf
     whatever path it takes."""
+    feature, boundary, left, right = tree
 
     def resolve(node: int) -> int:
-        while tree.left[node] >= 0:  # skip splits the region decides
-            f, b = int(tree.feature[node]), float(tree.boundary[node])
+        while left[node] >= 0:  # skip splits the region decides
+            f, b = feature[node], boundary[node]
             if root_hi[f] <= b:
-                node = int(tree.left[node])
+                node = left[node]
             elif root_lo[f] >= b:
-                node = int(tree.right[node])
+                node = right[node]
             else:
                 break
         return node
 
     def fill(slot: int, node: int) -> int:
         node = resolve(node)
-        if tree.left[node] < 0:
+        if left[node] < 0:
             nodes[slot] = [0, LEAF_CUT, slot, slot, len(leaf_rows)]
             leaf_rows.append(vals[node])
             return 0
-        a = int(fmap[int(tree.feature[node])])
-        cut = int(np.searchsorted(cuts[a], float(tree.boundary[node])))
+        a = fmap[feature[node]]
+        cut = bisect.bisect_left(cuts[a], boundary[node])  # = np.searchsorted(cuts[a], b)
         child = len(nodes)
         nodes.extend([None, None])
         nodes[slot] = [a, cut, child, child + 1, -1]
-        d_left = fill(child, int(tree.left[node]))
-        d_right = fill(child + 1, int(tree.right[node]))
+        d_left = fill(child, left[node])
+        d_right = fill(child + 1, right[node])
         return 1 + max(d_left, d_right)
 
     root = len(nodes)
@@ -275,6 +289,92 @@ def _strata(plan: Plan, strata) -> dict:
             "ov_lo": blo[rows, js], "ov_hi": bhi[rows, js]}  # fmt: skip
 
 
+#: The tree tables of the last few (ensemble, region) pairs (:func:`_tree_tables`).
+_TABLES: dict[tuple, tuple] = {}
+_TABLES_KEPT = 8
+
+
+def _tree_tables(ens: TreeEnsemble, root_lo: np.ndarray, root_hi: np.ndarray) -> dict:
+    """The fields of a :class:`Plan` that depend on the ensemble and the region only (not on
+    the noise or the label), plus each in-play feature's ``cuts``: the same for every sample
+    of a model when the region is the whole space, so they are kept for the last
+    ``_TABLES_KEPT`` (ensemble, region) pairs (the ensemble by identity, through a weak
+    reference: a new ensemble at the same address is not taken for the old one)."""
+    key = (id(ens), root_lo.tobytes(), root_hi.tobytes())
+    kept = _TABLES.get(key)
+    if kept is not None and kept[0]() is ens:
+        return dict(kept[1])
+    tables = _make_tree_tables(ens, root_lo, root_hi)
+    while len(_TABLES) >= _TABLES_KEPT:
+        _TABLES.pop(next(iter(_TABLES)))  # the oldest
+    _TABLES[key] = (weakref.ref(ens), tables)
+    return dict(tables)
+
+
+def _make_tree_tables(ens: TreeEnsemble, root_lo: np.ndarray, root_hi: np.ndarray) -> dict:
+    """:func:`_tree_tables`, computed (the module docstring lists the tables)."""
+    d, K = ens.n_features, ens.n_classes
+    lo_list, hi_list = root_lo.tolist(), root_hi.tolist()
+    trees = [_as_lists(t) for t in ens.trees]
+    pruned = [_prune(t, lo_list, hi_list) for t in trees]
+    per_feat: dict[int, set] = {}
+    for (feature, boundary, _, _), (_, inner) in zip(trees, pruned, strict=True):
+        for node in inner:
+            per_feat.setdefault(feature[node], set()).add(boundary[node])
+    feats = np.array(sorted(per_feat), dtype=np.int64)
+    fmap = np.full(d, -1, dtype=np.int64)
+    fmap[feats] = np.arange(len(feats))
+    cuts = [np.array(sorted(per_feat[int(f)])) for f in feats]
+    if any(len(c) > MAX_CUTS for c in cuts):
+        raise ValueError(f"a feature has more than {MAX_CUTS} split values (bins are int16)")
+    off = np.zeros(len(feats) + 1, dtype=np.int64)
+    off[1:] = np.cumsum([len(c) for c in cuts])
+    xcut = np.concatenate(cuts) if cuts else np.zeros(0)
+    nodes: list = []
+    leaf_rows: list = []
+    roots, depths, live_pos = [], [], np.full(ens.n_trees, -1, dtype=np.int64)
+    fixed_vals = np.zeros((ens.n_trees, K))
+    const = score_unit_and_base(ens)[1].astype(np.float64).copy()
+    fmap_list, cut_lists = fmap.tolist(), [c.tolist() for c in cuts]
+    for k, (t, (leaves, _)) in enumerate(zip(trees, pruned, strict=True)):
+        vals = ens.tree_scores(k).astype(np.float64)
+        if len(leaves) == 1:
+            fixed_vals[k] = vals[leaves[0]]
+            const += vals[leaves[0]]
+            continue
+        live_pos[k] = len(roots)
+        root, depth = _compact(t, vals, lo_list, hi_list, fmap_list, cut_lists, nodes, leaf_rows)
+        roots.append(root)
+        depths.append(depth)
+    nd = np.array(nodes, dtype=np.int32).reshape(-1, 5)
+    live = np.nonzero(live_pos >= 0)[0]
+    one_class = ens.aggregation != "mean_proba"  # margins: each tree scores one class
+    live_class = (
+        np.asarray(ens.tree_class, dtype=np.int64)[live]
+        if one_class
+        else np.full(len(live), -1, dtype=np.int64)
+    )
+    leaf_vals = np.array(leaf_rows, dtype=np.float64).reshape(-1, K)
+    node_val = np.zeros(nd.shape[0])
+    if one_class and len(roots):  # each live tree's nodes follow its root (_compact)
+        node_class = np.repeat(live_class, np.diff(np.r_[roots, nd.shape[0]]))
+        leaf = nd[:, 4] >= 0
+        node_val[leaf] = leaf_vals[nd[leaf, 4], node_class[leaf]]
+    binary = ens.aggregation != "mean_proba" and K == 2 and bool(np.all(ens.tree_class == 1))
+    return dict(
+        features=feats, off=off, xcut=xcut, cuts=cuts,
+        nodes=np.ascontiguousarray(nd[:, :4]), node_leaf=nd[:, 4].copy(),
+        tree_depth=np.array(depths, dtype=np.int64), tree_root=np.array(roots, dtype=np.int64),
+        leaf_vals=leaf_vals, const_scores=const,
+        eps=_decision_eps(ens), live_pos=live_pos, fixed_vals=fixed_vals,
+        tree_class=np.asarray(ens.tree_class, dtype=np.int64),
+        base32=ens.base_margin.astype(np.float32), margin=ens.aggregation == "margin",
+        binary=binary, link=LINK_CODES[ens.link], margin64=ens.aggregation == "margin64",
+        base64=ens.base_margin.astype(np.float64), link_scale=float(ens.link_scale),
+        packed=_pack_nodes(nd), live_class=live_class, node_val=node_val,
+    )  # fmt: skip
+
+
 def build_plan(
     ens: TreeEnsemble,
     noise,
@@ -300,21 +400,8 @@ def build_plan(
         root_hi = root_hi.copy()
         root_lo[fixed] = np.maximum(root_lo[fixed], np.nextafter(mu, -np.inf))
         root_hi[fixed] = np.minimum(root_hi[fixed], mu)
-    K = ens.n_classes
-    pruned = [_prune(t, root_lo, root_hi) for t in ens.trees]
-    per_feat: dict[int, set] = {}
-    for t, (_, inner) in zip(ens.trees, pruned, strict=True):
-        for node in inner:
-            per_feat.setdefault(int(t.feature[node]), set()).add(float(t.boundary[node]))
-    feats = np.array(sorted(per_feat), dtype=np.int64)
-    fmap = np.full(d, -1, dtype=np.int64)
-    fmap[feats] = np.arange(len(feats))
-    cuts = [np.array(sorted(per_feat[int(f)])) for f in feats]
-    if any(len(c) > MAX_CUTS for c in cuts):
-        raise ValueError(f"a feature has more than {MAX_CUTS} split values (bins are int16)")
-    off = np.zeros(len(feats) + 1, dtype=np.int64)
-    off[1:] = np.cumsum([len(c) for c in cuts])
-    xcut = np.concatenate(cuts) if cuts else np.zeros(0)
+    t = _tree_tables(ens, root_lo, root_hi)
+    feats, cuts = t["features"], t.pop("cuts")
     edges = [np.r_[root_lo[f], c, root_hi[f]] for f, c in zip(feats, cuts, strict=True)]
     z_edges = _edge_scores(noise, feats, edges)
     zcut = np.concatenate([z[1:-1] for z in z_edges]) if cuts else np.zeros(0)
@@ -325,44 +412,10 @@ def build_plan(
     chol = np.zeros((0, 0))
     if correlated and len(feats):
         chol = np.linalg.cholesky(normal_correlation(noise, feats))
-    nodes: list = []
-    leaf_rows: list = []
-    roots, depths, live_pos = [], [], np.full(ens.n_trees, -1, dtype=np.int64)
-    fixed_vals = np.zeros((ens.n_trees, K))
-    const = score_unit_and_base(ens)[1].astype(np.float64).copy()
-    for k, (t, (leaves, _)) in enumerate(zip(ens.trees, pruned, strict=True)):
-        vals = ens.tree_scores(k).astype(np.float64)
-        if len(leaves) == 1:
-            fixed_vals[k] = vals[leaves[0]]
-            const += vals[leaves[0]]
-            continue
-        live_pos[k] = len(roots)
-        root, depth = _compact(t, vals, root_lo, root_hi, fmap, cuts, nodes, leaf_rows)
-        roots.append(root)
-        depths.append(depth)
-    nd = np.array(nodes, dtype=np.int32).reshape(-1, 5)
-    live = np.nonzero(live_pos >= 0)[0]
-    one_class = ens.aggregation != "mean_proba"  # margins: each tree scores one class
-    live_class = (
-        np.asarray(ens.tree_class, dtype=np.int64)[live]
-        if one_class
-        else np.full(len(live), -1, dtype=np.int64)
-    )
     thr, guide, goff, gshift = _guide_tables(cdf_parts if cuts else [])
-    margin64 = ens.aggregation == "margin64"
-    binary = ens.aggregation != "mean_proba" and K == 2 and bool(np.all(ens.tree_class == 1))
     plan = Plan(
-        y=int(y), correlated=correlated, features=feats, off=off, xcut=xcut, zcut=zcut, cdf=cdf, mode=mode, chol=chol,
-        nodes=np.ascontiguousarray(nd[:, :4]), node_leaf=nd[:, 4].copy(),
-        tree_depth=np.array(depths, dtype=np.int64), tree_root=np.array(roots, dtype=np.int64),
-        leaf_vals=np.array(leaf_rows, dtype=np.float64).reshape(-1, K), const_scores=const,
-        eps=_decision_eps(ens), live_pos=live_pos, fixed_vals=fixed_vals,
-        tree_class=np.asarray(ens.tree_class, dtype=np.int64),
-        base32=ens.base_margin.astype(np.float32), margin=ens.aggregation == "margin",
-        binary=binary, link=LINK_CODES[ens.link], margin64=margin64,
-        base64=ens.base_margin.astype(np.float64), link_scale=float(ens.link_scale),
-        packed=_pack_nodes(nd), live_class=live_class, thr=thr, guide=guide, goff=goff,
-        gshift=gshift, **_no_strata(),
+        y=int(y), correlated=correlated, zcut=zcut, cdf=cdf, mode=mode, chol=chol, thr=thr,
+        guide=guide, goff=goff, gshift=gshift, **t, **_no_strata(),
     )  # fmt: skip
     if strata is not None:
         if correlated:

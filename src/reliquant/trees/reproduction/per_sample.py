@@ -18,11 +18,13 @@ paper timed.
 * :func:`mc_comparison` - Table 3: exact vs Monte Carlo over a variance sweep.
 * :func:`norta_robustness` - NORTA noise, engine or Monte Carlo (Figure 5 of 001).
 * :func:`anytime_norta_robustness` - NORTA noise by :func:`reliquant.trees.anytime.robustness`
-  in its deterministic mode (Figure 4 of 002).
+  in its deterministic mode (Figure 4 of 002); :func:`anytime_norta_tables` the same for
+  several models on one test set (the Pima sensitivity cells), sample by sample.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 from collections.abc import Sequence
@@ -34,10 +36,11 @@ from tqdm import tqdm
 
 from reliquant.core.runlog import progress_enabled
 from reliquant.core.seeding import block_int_seed, block_rng
-from reliquant.trees.anytime import robustness, warm_up
+from reliquant.trees.anytime import CHUNK, robustness, warm_up
 from reliquant.trees.box_mass import IndependentNormal, NortaNoise
 from reliquant.trees.boxes import grid_intervals, grid_robustness
 from reliquant.trees.engine import EngineResult, exact_robustness
+from reliquant.trees.kernel import shared_normal_scores
 from reliquant.trees.monte_carlo import compiled_monte_carlo, monte_carlo_robustness
 from reliquant.trees.noise import Norta
 from reliquant.trees.reproduction.data import MarginalSpec, marginals_at
@@ -50,6 +53,7 @@ __all__ = [
     "TABLE1_SCHEMA",
     "TABLE2_SCHEMA",
     "anytime_norta_robustness",
+    "anytime_norta_tables",
     "box_comparison",
     "certified_robustness",
     "grid_size",
@@ -434,36 +438,82 @@ def anytime_norta_robustness(
     ``lower``/``upper`` the certified bounds; ``exact``: ``upper - lower <= tol``;
     ``n_draws`` kernel draws, ``boxes`` boxes certified, ``stop`` why sampling stopped.
     """
-    noise = Norta(list(specs), corr, abseps=abseps, seed=block_int_seed(seed, key, "qmc") % 2**32)
-    rows = []
+    return anytime_norta_tables(
+        [(ensemble, specs, corr)],
+        x_test=x_test,
+        y_test=y_test,
+        confidence=confidence,
+        half_width=half_width,
+        max_draws=max_draws,
+        max_boxes=max_boxes,
+        tol=tol,
+        abseps=abseps,
+        seed=seed,
+        key=key,
+    )[0]
+
+
+def anytime_norta_tables(
+    models: Sequence[tuple[TreeEnsemble, Sequence[MarginalSpec], np.ndarray]],
+    *,
+    x_test: np.ndarray,
+    y_test: np.ndarray,
+    confidence: float,
+    half_width: float,
+    max_draws: int,
+    max_boxes: int,
+    tol: float,
+    abseps: float,
+    seed: int,
+    key: str,
+) -> list[pd.DataFrame]:
+    """:func:`anytime_norta_robustness` of each ``(ensemble, specs, corr)`` of ``models`` on
+    the same test samples and settings: the same tables, one per model, computed sample by
+    sample (every model in turn on sample ``j``, whose draws are seeded alike in every
+    model) inside :func:`reliquant.trees.kernel.shared_normal_scores`, so that the normal
+    scores of sample ``j``'s NORTA draws are made once for all models that share their
+    in-play features and correlation (the cells of the Pima sensitivity table)."""
+    noises = [
+        Norta(list(specs), corr, abseps=abseps, seed=block_int_seed(seed, key, "qmc") % 2**32)
+        for _, specs, corr in models
+    ]
+    rows: list[list[dict]] = [[] for _ in models]
     x_test = np.asarray(x_test, dtype=np.float64)
-    for j, mu in enumerate(_progress(x_test, key)):
-        r = robustness(
-            ensemble,
-            mu,
-            noise,
-            confidence=confidence,
-            tol=tol,
-            seed=block_int_seed(seed, key, j),
-            half_width=half_width,
-            max_draws=max_draws,
-            max_boxes=max_boxes,
-        )
-        rows.append(
-            {
-                "sample": j + 1,
-                "true_label": int(y_test[j]),
-                "label": int(r.label),
-                "correct": bool(int(r.label) == int(y_test[j])),
-                "robustness": r.estimate,
-                "ci_low": r.ci_low,
-                "ci_high": r.ci_high,
-                "lower": r.lower,
-                "upper": r.upper,
-                "exact": bool(r.exact),
-                "n_draws": int(r.n_draws),
-                "boxes": int(r.n_boxes),
-                "stop": r.stop,
-            }
-        )
-    return pd.DataFrame(rows, columns=ANYTIME_SCHEMA.names)
+    # the store holds one sample's chunks: every model draws its scores from the same stream
+    store = 8 * x_test.shape[1] * CHUNK * -(-int(max_draws) // CHUNK)
+    shared = shared_normal_scores(store) if len(models) > 1 else contextlib.nullcontext()
+    with shared:
+        for j, mu in enumerate(_progress(x_test, key)):
+            for (ensemble, _, _), noise, table in zip(models, noises, rows, strict=True):
+                r = robustness(
+                    ensemble,
+                    mu,
+                    noise,
+                    confidence=confidence,
+                    tol=tol,
+                    seed=block_int_seed(seed, key, j),
+                    half_width=half_width,
+                    max_draws=max_draws,
+                    max_boxes=max_boxes,
+                )
+                table.append(_anytime_row(r, j, y_test[j]))
+    return [pd.DataFrame(t, columns=ANYTIME_SCHEMA.names) for t in rows]
+
+
+def _anytime_row(r, j: int, true_label) -> dict:
+    """One row of :data:`ANYTIME_SCHEMA` from the result ``r`` for sample ``j``."""
+    return {
+        "sample": j + 1,
+        "true_label": int(true_label),
+        "label": int(r.label),
+        "correct": bool(int(r.label) == int(true_label)),
+        "robustness": r.estimate,
+        "ci_low": r.ci_low,
+        "ci_high": r.ci_high,
+        "lower": r.lower,
+        "upper": r.upper,
+        "exact": bool(r.exact),
+        "n_draws": int(r.n_draws),
+        "boxes": int(r.n_boxes),
+        "stop": r.stop,
+    }

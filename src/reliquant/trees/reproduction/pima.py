@@ -42,7 +42,11 @@ from reliquant.trees.reproduction.experiments import ExperimentResult
 from reliquant.trees.reproduction.figures import plot_histogram
 from reliquant.trees.reproduction.models import FittedSplit, describe_model, fit_split
 from reliquant.trees.reproduction.paper import pima_best_match, pima_match_sentence
-from reliquant.trees.reproduction.per_sample import ANYTIME_SCHEMA, anytime_norta_robustness
+from reliquant.trees.reproduction.per_sample import (
+    ANYTIME_SCHEMA,
+    anytime_norta_robustness,
+    anytime_norta_tables,
+)
 
 __all__ = [
     "PIMA_SENSITIVITY_SCHEMA",
@@ -144,28 +148,41 @@ def pima_cell(
     ``rounds`` share it), else it is fitted here."""
     if fit is None:
         fit = pima_fit(frame, exp=exp, seed=seed, rounds=rounds)
-    specs, corr = pima_noise(
+    specs, corr = _cell_noise(fit, exp, reading)
+    table = anytime_norta_robustness(
+        fit.ensemble, x_test=fit.x_test, y_test=fit.y_test, specs=specs, corr=corr,
+        **_anytime_settings(exp, seed),
+    )  # fmt: skip
+    return _cell(reading, rounds, fit, specs, corr, table)
+
+
+def _cell_noise(fit: FittedSplit, exp: Mapping[str, Any], reading: str):
+    """The NORTA noise (specs, correlation) of a cell of ``reading`` on ``fit``'s split."""
+    return pima_noise(
         fit.x_train,
         families=exp["families"],
         snr=exp["snr"],
         snr_kind=reading,
         centred=exp["centred"],
     )
-    table = anytime_norta_robustness(
-        fit.ensemble,
-        x_test=fit.x_test,
-        y_test=fit.y_test,
-        specs=specs,
-        corr=corr,
-        confidence=exp["confidence"],
-        half_width=exp["half_width"],
-        max_draws=exp["max_draws"],
-        max_boxes=exp["max_boxes"],
-        tol=exp["engine_tol"],
-        abseps=exp["abseps"],
-        seed=seed,
-        key="pima",
-    )
+
+
+def _anytime_settings(exp: Mapping[str, Any], seed: int) -> dict:
+    """The ``trees.pima`` settings of :func:`anytime_norta_robustness` (key ``pima``)."""
+    return {
+        "confidence": exp["confidence"],
+        "half_width": exp["half_width"],
+        "max_draws": exp["max_draws"],
+        "max_boxes": exp["max_boxes"],
+        "tol": exp["engine_tol"],
+        "abseps": exp["abseps"],
+        "seed": seed,
+        "key": "pima",
+    }
+
+
+def _cell(reading: str, rounds: int, fit: FittedSplit, specs, corr, table) -> PimaCell:
+    """The :class:`PimaCell` of a computed table (its summary logged)."""
     log.info(
         "%s reading, %d rounds: test accuracy %.4f, median robustness %.4f, %d draws",
         reading,
@@ -260,20 +277,36 @@ def pima_sensitivity_markdown(
 def pima(
     raw: pd.DataFrame, *, exp: Mapping[str, Any], seed: int, paper: Mapping[str, Any]
 ) -> PimaResult:
-    """Figure 4 of 002 (Section 5.4): the Pima table filtered (724 subjects), one
-    :func:`pima_cell` per ``trees.pima`` reading x rounds (the sensitivity table of
+    """Figure 4 of 002 (Section 5.4): the Pima table filtered (724 subjects), the table of
+    :func:`pima_cell` for every ``trees.pima`` reading x rounds (the sensitivity table of
     :func:`pima_sensitivity`), and for the ``trees.pima.default`` cell the robustness of every
-    test subject and its histogram. ``paper``: the ``trees.paper`` numbers (``pima_*``; the
-    threshold and the paper's values the best-matching cell is measured against)."""
+    test subject and its histogram. The cells are computed together, subject by subject
+    (:func:`reliquant.trees.reproduction.per_sample.anytime_norta_tables`: the same tables,
+    each subject's normal scores drawn once for all cells). ``paper``: the ``trees.paper``
+    numbers (``pima_*``; the threshold and the paper's values the best-matching cell is
+    measured against)."""
     default = pima_default(exp)
     threshold = float(paper_number(paper, "pima_threshold", "trees"))
     frame = filter_pima(raw)
     # one fit per rounds, shared by its readings (the fit does not depend on the reading)
     fits = {int(r): pima_fit(frame, exp=exp, seed=seed, rounds=int(r)) for r in exp["rounds"]}
+    # every cell at once, subject by subject (anytime_norta_tables): the tables of pima_cell,
+    # with each subject's normal scores drawn once for all cells
+    keys = [(reading, int(r)) for reading in exp["readings"] for r in exp["rounds"]]
+    noises = [_cell_noise(fits[r], exp, reading) for reading, r in keys]
+    first = fits[keys[0][1]]
+    if any(
+        not (np.array_equal(f.x_test, first.x_test) and np.array_equal(f.y_test, first.y_test))
+        for f in fits.values()
+    ):
+        raise RuntimeError("the Pima cells do not share their test subjects")
+    tables = anytime_norta_tables(
+        [(fits[r].ensemble, specs, corr) for (_, r), (specs, corr) in zip(keys, noises, strict=True)],
+        x_test=first.x_test, y_test=first.y_test, **_anytime_settings(exp, seed),
+    )  # fmt: skip
     cells = [
-        pima_cell(frame, exp=exp, seed=seed, reading=reading, rounds=int(r), fit=fits[int(r)])
-        for reading in exp["readings"]
-        for r in exp["rounds"]
+        _cell(reading, r, fits[r], specs, corr, table)
+        for (reading, r), (specs, corr), table in zip(keys, noises, tables, strict=True)
     ]
     sensitivity = pima_sensitivity(cells, snr=exp["snr"], threshold=threshold, default=default)
     log.info("Pima sensitivity:\n%s", sensitivity.to_string())
