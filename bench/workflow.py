@@ -45,7 +45,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from reliquant.core.benchmarks import headline_markdown, report_body
+from reliquant.core.benchmarks import headline_markdown, report_summary
 from reliquant.core.io import write_frame, write_text
 from reliquant.core.runtimes import RunSummary, job_table, rule_table, run_summary
 
@@ -331,8 +331,8 @@ def main(
     docs_block: Path | None = None,
 ) -> str:
     """Time each configuration (on ``baseline`` first, when given, then the working tree);
-    write the report to ``out_md``, the jobs to ``out_jobs`` and, when given, the report
-    without its title to ``docs_block`` (the README's generated block
+    write the report to ``out_md``, the jobs to ``out_jobs`` and, when given, its short form
+    (:func:`reliquant.core.benchmarks.report_summary`) to ``docs_block`` (the README's generated block
     ``bench_workflow_timings``, which rule ``bench`` also writes); return the report."""
     repo = Path(repo or Path(__file__).resolve().parents[1])
     unknown = [c for c in configs if c not in CONFIGS]
@@ -348,7 +348,7 @@ def main(
     write_text(text, out_md)
     write_frame(jobs_frame(runs), out_jobs)
     if docs_block is not None:
-        write_text(report_body(text), docs_block)
+        write_text(report_summary(text), docs_block)
     return text
 
 

@@ -21,6 +21,7 @@ from reliquant.core.benchmarks import (
     headline_table,
     peak_rss_mb,
     report_body,
+    report_summary,
     traced_memory_peak,
 )
 
@@ -44,6 +45,21 @@ def test_headline_rows_of_every_report_make_the_readme_table():
     with pytest.raises(ValueError, match="report trees has no '## Headline' section"):
         headline_table({"trees": "# T\n| a | b |"})
     assert report_body(nbc).startswith("| other | table |")
+
+
+def test_report_summary_drops_collapsed_parts_and_the_headline():
+    text = (
+        "# Workflow benchmark\n\n| run | wall s |\n|---|---:|\n| default | 300 |\n\n"
+        "## default run\n\n- wall time: 300 s\n\n<details><summary>per rule</summary>\n\n"
+        "| rule | s |\n|---|---:|\n| a | 1 |\n\n</details>\n\n## smoke run\n\n- wall 80 s\n\n"
+        "<details>\n| b | 2 |\n</details>\n\n"
+    ) + headline_markdown([("Workflow", "300 s", "<= 240 s")])
+    short = report_summary(text)
+    assert short == (
+        "| run | wall s |\n|---|---:|\n| default | 300 |\n\n## default run\n\n"
+        "- wall time: 300 s\n\n## smoke run\n\n- wall 80 s\n"
+    )
+    assert report_summary(short) == short  # nothing left to drop
 
 
 def test_best_time_is_the_fastest_call_and_returns_the_last_result():

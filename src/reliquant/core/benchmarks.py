@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 import sys
 import time
 import tracemalloc
@@ -28,6 +29,7 @@ __all__ = [
     "peak_rss_mb",
     "read_headline",
     "report_body",
+    "report_summary",
     "traced_memory_peak",
 ]
 
@@ -164,3 +166,12 @@ def report_body(text: str) -> str:
     if body.startswith("# "):
         body = "\n".join(body.splitlines()[1:]).strip()
     return body + "\n"
+
+
+def report_summary(text: str) -> str:
+    """:func:`report_body` without its collapsed parts (``<details>`` ... ``</details>``) and
+    its headline section: the short form of a long report for a page's generated block (the
+    README's ``bench_workflow_timings``)."""
+    body = report_body(text).split(f"\n{HEADLINE}", 1)[0]
+    body = re.sub(r"\n?<details>.*?</details>\n?", "\n", body, flags=re.S)
+    return re.sub(r"\n{3,}", "\n\n", body).strip() + "\n"
