@@ -1,6 +1,6 @@
 """Rule trees_table2: Table 2 of paper 002 (Section 5.2): MNIST 5x5 random forest, boxes and
 runtimes of all boxes, 99 % boxes, our exact engine and Monte Carlo (compiled kernel, and
-numpy + predict as the paper timed it)."""
+numpy + predict for reference)."""
 
 import numba
 

@@ -150,7 +150,7 @@ def table2(
 ) -> ExperimentResult:
     """Table 2 (Section 5.2): the ``trees.table2`` model on MNIST resized to ``size``, for
     the first ``n_test`` test images: all boxes, 99 % boxes, our engine and Monte Carlo
-    (compiled kernel, and numpy + predict for the paper's runtime comparison), with seconds
+    (compiled kernel, and numpy + predict for reference), with seconds
     per method (:func:`reliquant.trees.reproduction.per_sample.runtime_comparison`)."""
     seed, resize = common["seed"], common["mnist_resize"]
     x_tr = mnist_features(train[0], exp["size"], resize)
@@ -195,7 +195,7 @@ def table2(
         "estimate = share of draws with the sample's label, timed twice: `monte_carlo` on "
         f"the compiled kernel ({kernel_threads()} numba thread(s); its estimate is "
         "`mc_estimate`), `monte_carlo_numpy` with numpy sampling and the ensemble's predict "
-        "(the kind of implementation the paper timed; estimate `mc_numpy_estimate` in "
+        "(for reference; the grids and `monte_carlo` are compiled; estimate `mc_numpy_estimate` in "
         f"table2.parquet). Median seconds: all boxes {med['all_boxes']:.3g}, 99 % boxes "
         f"{med['pruned_boxes']:.3g}, engine {med['engine']:.3g}, Monte Carlo compiled "
         f"{med['monte_carlo']:.3g}, Monte Carlo numpy + predict "

@@ -10,8 +10,9 @@ The papers' Monte Carlo baseline (Tables 2 and 3: plain draws, ``R_hat = n_agree
 on the compiled kernel (:func:`reliquant.trees.monte_carlo.compiled_monte_carlo`; its random
 stream is seeded per sample and independent of the number of threads). Table 2 also times the
 same number of draws with numpy sampling and the ensemble's ``predict``
-(:func:`reliquant.trees.monte_carlo.monte_carlo_robustness`), the kind of implementation the
-paper timed.
+(:func:`reliquant.trees.monte_carlo.monte_carlo_robustness`), for reference: the box grids
+are compiled (:mod:`reliquant.trees.grid_kernel`), so the paper's grid / Monte Carlo runtime
+ratio is compared with the compiled Monte Carlo.
 
 * :func:`box_comparison` - Table 1: all boxes vs 99 % boxes.
 * :func:`runtime_comparison` - Table 2: all boxes, 99 % boxes, exact engine, Monte Carlo.
