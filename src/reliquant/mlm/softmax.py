@@ -5,8 +5,7 @@ Eq. 1: ``s = softmax(f(x))``, a point of the probability simplex in ``R^K``. The
 functions of :mod:`reliquant.mlm` take ``K`` from the softmax's second dimension (any
 ``K >= 2``); the tables (:data:`SOFTMAX_SCHEMA`, ``p0..p9``) are the workflow's MNIST tables
 and keep ``K = 10`` (:data:`N_CLASSES`). :func:`softmax_table` builds them as Arrow tables
-(what the workflow writes), :func:`softmax_frame` as DataFrames; pandas is imported by the
-latter only.
+(what the workflow writes), :func:`softmax_frame` converts them to DataFrames.
 """
 
 from __future__ import annotations
@@ -148,26 +147,11 @@ def softmax_frame(
     level: np.ndarray | int,
     softmax: np.ndarray,
 ) -> pd.DataFrame:
-    """Rows of :data:`SOFTMAX_SCHEMA`; ``prediction = argmax(softmax)`` (ties: lowest class).
-
-    An MNIST table: ``softmax`` must have :data:`N_CLASSES` (10) columns.
+    """:func:`softmax_table` as a DataFrame: rows of :data:`SOFTMAX_SCHEMA`,
+    ``prediction = argmax(softmax)`` (ties: lowest class); ``softmax`` must have
+    :data:`N_CLASSES` (10) columns.
     """
-    import pandas as pd
-
-    s = check_softmax(softmax, labels, n_classes=N_CLASSES).astype(np.float32, copy=False)
-    n = len(s)
-    frame = pd.DataFrame(
-        {
-            "index": np.asarray(index, dtype=np.int32),
-            "label": np.asarray(labels, dtype=np.uint8),
-            "corruption": np.broadcast_to(np.asarray(corruption, dtype=object), (n,)),
-            "level": np.broadcast_to(np.asarray(level, dtype=np.uint8), (n,)),
-        }
-    )
-    for c in range(N_CLASSES):
-        frame[P_COLUMNS[c]] = s[:, c]
-    frame["prediction"] = s.argmax(1).astype(np.uint8)
-    return frame
+    return softmax_table(index, labels, corruption, level, softmax).to_pandas()
 
 
 def softmax_table(
@@ -177,10 +161,8 @@ def softmax_table(
     level: np.ndarray | int,
     softmax: np.ndarray,
 ) -> pa.Table:
-    """The rows of :func:`softmax_frame` as an Arrow table of :data:`SOFTMAX_SCHEMA`.
-
-    The same columns and values (``prediction = argmax(softmax)``, ties: lowest class), built
-    column by column without pandas; ``corruption`` may also be an Arrow string column (e.g.
+    """Rows of :data:`SOFTMAX_SCHEMA` as an Arrow table; ``prediction = argmax(softmax)``
+    (ties: lowest class), built column by column without pandas; ``corruption`` may also be an Arrow string column (e.g.
     the column read from a partition), used as it is. ``softmax`` must have
     :data:`N_CLASSES` (10) columns.
     """

@@ -28,7 +28,6 @@ Public API: :class:`Plan`, :func:`build_plan`, :func:`bin_ranges`.
 from __future__ import annotations
 
 import bisect
-import weakref
 from typing import NamedTuple
 
 import numpy as np
@@ -289,30 +288,10 @@ def _strata(plan: Plan, strata) -> dict:
             "ov_lo": blo[rows, js], "ov_hi": bhi[rows, js]}  # fmt: skip
 
 
-#: The tree tables of the last few (ensemble, region) pairs (:func:`_tree_tables`).
-_TABLES: dict[tuple, tuple] = {}
-_TABLES_KEPT = 8
-
-
 def _tree_tables(ens: TreeEnsemble, root_lo: np.ndarray, root_hi: np.ndarray) -> dict:
     """The fields of a :class:`Plan` that depend on the ensemble and the region only (not on
-    the noise or the label), plus each in-play feature's ``cuts``: the same for every sample
-    of a model when the region is the whole space, so they are kept for the last
-    ``_TABLES_KEPT`` (ensemble, region) pairs (the ensemble by identity, through a weak
-    reference: a new ensemble at the same address is not taken for the old one)."""
-    key = (id(ens), root_lo.tobytes(), root_hi.tobytes())
-    kept = _TABLES.get(key)
-    if kept is not None and kept[0]() is ens:
-        return dict(kept[1])
-    tables = _make_tree_tables(ens, root_lo, root_hi)
-    while len(_TABLES) >= _TABLES_KEPT:
-        _TABLES.pop(next(iter(_TABLES)))  # the oldest
-    _TABLES[key] = (weakref.ref(ens), tables)
-    return dict(tables)
-
-
-def _make_tree_tables(ens: TreeEnsemble, root_lo: np.ndarray, root_hi: np.ndarray) -> dict:
-    """:func:`_tree_tables`, computed (the module docstring lists the tables)."""
+    the noise or the label), plus each in-play feature's ``cuts`` (the module docstring lists
+    the tables)."""
     d, K = ens.n_features, ens.n_classes
     lo_list, hi_list = root_lo.tolist(), root_hi.tolist()
     trees = [_as_lists(t) for t in ens.trees]
