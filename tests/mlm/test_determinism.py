@@ -201,3 +201,18 @@ def test_pinned_training_is_bit_identical_whatever_capability_is_asked_for(tmp_p
     # without the pinning the same seed gives different weights (else the test would prove
     # nothing): at least ATen's default kernels round differently from its AVX2 ones
     assert len({run["weights"] for run in unpinned.values()}) > 1
+
+
+def test_full_precision_cuda_turns_tf32_off_and_restores_the_callers_settings():
+    import torch
+
+    before = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
+    torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = True, True
+    try:
+        with pytest.raises(RuntimeError, match="inside"), det.full_precision_cuda():
+            assert not torch.backends.cudnn.allow_tf32
+            assert not torch.backends.cuda.matmul.allow_tf32
+            raise RuntimeError("inside")
+        assert torch.backends.cudnn.allow_tf32 and torch.backends.cuda.matmul.allow_tf32
+    finally:
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = before

@@ -41,7 +41,8 @@ from tqdm.auto import tqdm
 from reliquant.core.io import atomic_path, file_sha256, frame_to_markdown
 from reliquant.core.runlog import progress_enabled
 from reliquant.core.seeding import block_int_seed
-from reliquant.mlm.determinism import describe_cpu_kernels, pinned_level
+from reliquant.mlm.determinism import describe_cpu_kernels, full_precision_cuda, pinned_level
+from reliquant.mlm.pooling import max_pool_2x2
 
 __all__ = [
     "EXTERNAL_TRAINING_LOG_SCHEMA",
@@ -103,9 +104,11 @@ class MnistCNN(nn.Module):
         ``max_pool(relu(conv))`` (ReLU is monotone and a maximum rounds nothing), with a quarter
         of the ReLU work. The gradients are equal too: where a window's maximum is positive,
         both orders route its gradient to the same first maximum; elsewhere both give zero.
+        The pooling is :func:`reliquant.mlm.pooling.max_pool_2x2`: ``F.max_pool2d(x, 2)`` bit
+        for bit, values and gradients, compiled on the CPU.
         """
-        x = F.relu(F.max_pool2d(self.conv1(x), 2))
-        x = F.relu(F.max_pool2d(self.conv2(x), 2))
+        x = F.relu(max_pool_2x2(self.conv1(x)))
+        x = F.relu(max_pool_2x2(self.conv2(x)))
         x = F.relu(self.fc1(torch.flatten(x, 1)))
         return F.log_softmax(self.fc2(x), dim=1)
 
@@ -213,7 +216,9 @@ def train_cnn(
     progress : show a tqdm bar per epoch (default: on unless ``RELIQUANT_NO_PROGRESS``).
     device : where to train (default CPU). The initial weights and the batch order do not
         depend on it; on CUDA, cuBLAS is put in its deterministic mode
-        (``CUBLAS_WORKSPACE_CONFIG=:4096:8``, set only if not already set before CUDA starts).
+        (``CUBLAS_WORKSPACE_CONFIG=:4096:8``, set only if not already set before CUDA starts)
+        and convolutions and matrix products run in full float32, not TF32
+        (:func:`reliquant.mlm.determinism.full_precision_cuda`).
     """
     device = torch.device(device if device is not None else "cpu")
     if device.type == "cuda":
@@ -245,58 +250,59 @@ def train_cnn(
         torch.set_num_threads(int(threads))
     torch.use_deterministic_algorithms(True)
     try:
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(block_int_seed(seed, "mlm", "cnn_init"))
-            model = build_cnn()
-        model = model.to(device)
-        x, y = x.to(device), y.to(device)
-        if xt is not None:
-            xt, yt = xt.to(device), yt.to(device)
-        gen = torch.Generator().manual_seed(block_int_seed(seed, "mlm", "cnn_shuffle"))
-        opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
-        n = len(x)
-        rows, seconds = [], []
-        for epoch in range(1, epochs + 1):
-            t0 = time.perf_counter()
-            model.train()
-            perm = torch.randperm(n, generator=gen)
-            loss_sum = torch.zeros((), dtype=torch.float64)
-            correct = 0
-            bar = tqdm(
-                range(0, n, batch_size),
-                desc=f"epoch {epoch}/{epochs}",
-                unit="batch",
-                disable=not show,
-                leave=False,
-            )
-            for start in bar:
-                idx = perm[start : start + batch_size].to(device)
-                xb, yb = x[idx], y[idx]
-                out = model(xb)
-                loss = F.nll_loss(out, yb)
-                opt.zero_grad(set_to_none=True)
-                loss.backward()
-                opt.step()
-                with torch.no_grad():
-                    loss_sum += loss.detach().double() * len(idx)
-                    correct += int((out.argmax(1) == yb).sum())
-            row = {
-                "epoch": epoch,
-                "loss": float(loss_sum) / n,
-                "train_accuracy": correct / n,
-                "test_accuracy": _accuracy(model, xt, yt) if xt is not None else float("nan"),
-            }
-            rows.append(row)
-            seconds.append(time.perf_counter() - t0)
-            log.info(
-                "epoch %d/%d: loss %.4f, train acc %.4f, test acc %.4f (%.1f s)",
-                epoch,
-                epochs,
-                row["loss"],
-                row["train_accuracy"],
-                row["test_accuracy"],
-                seconds[-1],
-            )
+        with full_precision_cuda():
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(block_int_seed(seed, "mlm", "cnn_init"))
+                model = build_cnn()
+            model = model.to(device)
+            x, y = x.to(device), y.to(device)
+            if xt is not None:
+                xt, yt = xt.to(device), yt.to(device)
+            gen = torch.Generator().manual_seed(block_int_seed(seed, "mlm", "cnn_shuffle"))
+            opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum)
+            n = len(x)
+            rows, seconds = [], []
+            for epoch in range(1, epochs + 1):
+                t0 = time.perf_counter()
+                model.train()
+                perm = torch.randperm(n, generator=gen)
+                loss_sum = torch.zeros((), dtype=torch.float64, device=device)
+                correct = torch.zeros((), dtype=torch.int64, device=device)
+                bar = tqdm(
+                    range(0, n, batch_size),
+                    desc=f"epoch {epoch}/{epochs}",
+                    unit="batch",
+                    disable=not show,
+                    leave=False,
+                )
+                for start in bar:
+                    idx = perm[start : start + batch_size].to(device)
+                    xb, yb = x[idx], y[idx]
+                    out = model(xb)
+                    loss = F.nll_loss(out, yb)
+                    opt.zero_grad(set_to_none=True)
+                    loss.backward()
+                    opt.step()
+                    with torch.no_grad():
+                        loss_sum += loss.detach().double() * len(idx)
+                        correct += (out.argmax(1) == yb).sum()
+                row = {
+                    "epoch": epoch,
+                    "loss": float(loss_sum) / n,
+                    "train_accuracy": int(correct) / n,
+                    "test_accuracy": _accuracy(model, xt, yt) if xt is not None else float("nan"),
+                }
+                rows.append(row)
+                seconds.append(time.perf_counter() - t0)
+                log.info(
+                    "epoch %d/%d: loss %.4f, train acc %.4f, test acc %.4f (%.1f s)",
+                    epoch,
+                    epochs,
+                    row["loss"],
+                    row["train_accuracy"],
+                    row["test_accuracy"],
+                    seconds[-1],
+                )
     finally:
         torch.use_deterministic_algorithms(old_det)
         torch.set_num_threads(old_threads)

@@ -42,6 +42,8 @@ import os
 import platform
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -56,6 +58,7 @@ __all__ = [
     "KernelPin",
     "cpu_flags",
     "describe_cpu_kernels",
+    "full_precision_cuda",
     "pin_cpu_kernels",
     "pinned_environment",
     "pinned_level",
@@ -275,3 +278,25 @@ def describe_cpu_kernels() -> str:
         f"{os.environ.get('ONEDNN_MAX_CPU_ISA', 'unset')}, MKL_CBWR="
         f"{os.environ.get('MKL_CBWR', 'unset')}: {state}"
     )
+
+
+@contextmanager
+def full_precision_cuda() -> Iterator[None]:
+    """Run CUDA convolutions and matrix products in full float32 inside the block.
+
+    PyTorch lets cuDNN convolutions use TF32 (10-bit mantissa products) by default. On the
+    paper's CNN that moved softmax outputs by up to 6.8e-4 from the pinned CPU results on an
+    H200 (bench/mlm_device.py), 1.7e-6 with TF32 off; a score that thresholds probabilities
+    should not move with the GPU's arithmetic, so training and inference turn it off
+    (``torch.backends.cudnn.allow_tf32`` and ``torch.backends.cuda.matmul.allow_tf32``) and
+    restore the caller's settings afterwards. CPU work is unaffected; torch is imported here.
+    """
+    import torch
+
+    old = (torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32)
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        yield
+    finally:
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = old
