@@ -280,7 +280,13 @@ def test_cases_add_one_job_each_and_no_case_adds_none(tmp_path):
     proc = snakemake(REPO, "-n", "--forceall", "custom", "--configfile", str(overlay))
     out = proc.stdout + proc.stderr
     jobs = planned_jobs(out)
-    assert jobs == {"custom_nbc": 1, "custom_trees": 1, "custom_mlm": 1, "custom": 1}, jobs
+    assert jobs == {
+        "custom_nbc": 1,
+        "custom_trees": 1,
+        "custom_mlm": 1,
+        "custom": 1,
+        "trees_kernels": 1,  # the trees kernels, compiled once before custom_trees
+    }, jobs
     model = cases[1]["model"]  # outside the repository: logged with its digest
     assert (
         f"custom case 'my_forest', key 'model': {model} is outside the repository ({REPO}); "

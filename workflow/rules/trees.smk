@@ -1,6 +1,7 @@
 # trees: probabilistic robustness of tree ensembles (papers 001/002, Section 5).
 # One job per experiment (Table 1, Table 2, Figure 4 of 002, Figure 5 of 001) and one per
 # resized MNIST size of Table 3; a summary job compares every number with the papers'.
+# The numba kernels are compiled once, by trees_kernels, before every job that runs them.
 # Resources (threads, mem_mb, runtime in minutes): measured benchmarks/ peaks x 1.5 + 500 MB
 # and wall times x 3, at least 1000 MB and 5 minutes (CONTRIBUTING.md, Resources).
 
@@ -20,6 +21,11 @@ TREES_TABLE3_SETTINGS = {k: v for k, v in TREES["table3"].items() if k != "sizes
 # Topic-wide parameters every robustness job uses.
 TREES_COMMON = {k: TREES[k] for k in ("seed", "engine_tol", "prune_level", "mnist_resize")}
 TREES_FIGS = "results/figures/trees"
+# Written once the numba kernels are in numba's disk cache (rule trees_kernels): an input of
+# every job that runs them (the trees experiments, bench_trees, compare_pima, custom_trees;
+# trees_table3 and trees_paper only import the package, after those), which then load them
+# instead of compiling them; ancient(): only the order matters, its date reruns nothing.
+TREES_KERNELS = "results/trees/kernels.tsv"
 
 
 # The topic's final outputs (collected by all_targets()).
@@ -52,9 +58,29 @@ rule trees:
         TREES_TARGETS,
 
 
+rule trees_kernels:
+    output:
+        TREES_KERNELS,
+    params:
+        code=TREES_CODE,
+    log:
+        "logs/trees/kernels.log",
+    benchmark:
+        "benchmarks/trees/kernels.tsv"
+    threads: 1
+    resources:
+        mem_mb=1300,
+        runtime=5,
+    conda:
+        ENV_CORE
+    script:
+        "../../scripts/trees/trees_kernels.py"
+
+
 rule trees_table1:
     input:
         iris="results/data/iris.parquet",
+        kernels=ancient(TREES_KERNELS),
     output:
         table="results/trees/table1.parquet",
         md="results/trees/table1.md",
@@ -93,6 +119,7 @@ rule trees_table2:
     input:
         train="results/data/mnist_train.parquet",
         test="results/data/mnist_test.parquet",
+        kernels=ancient(TREES_KERNELS),
     output:
         table="results/trees/table2.parquet",
         runtimes="results/trees/table2_runtimes.tsv",
@@ -131,6 +158,7 @@ rule trees_table3_size:
     input:
         train="results/data/mnist_train.parquet",
         test="results/data/mnist_test.parquet",
+        kernels=ancient(TREES_KERNELS),
     output:
         "results/trees/table3/size{trees_size}.parquet",
     params:
@@ -189,6 +217,7 @@ rule trees_table3:
 rule trees_pima:
     input:
         pima="results/data/pima.parquet",
+        kernels=ancient(TREES_KERNELS),
     output:
         table="results/trees/pima.parquet",
         sensitivity="results/trees/pima_sensitivity.parquet",
@@ -228,6 +257,7 @@ rule trees_pima:
 rule trees_iris_mixed:
     input:
         iris="results/data/iris.parquet",
+        kernels=ancient(TREES_KERNELS),
     output:
         table="results/trees/iris_mixed.parquet",
         md="results/trees/iris_mixed.md",
@@ -306,6 +336,7 @@ rule bench_trees:
     input:
         train="results/data/mnist_train.parquet",
         test="results/data/mnist_test.parquet",
+        kernels=ancient(TREES_KERNELS),
     output:
         "results/bench/trees.md",
     params:

@@ -26,6 +26,7 @@ inputs        a user's sample (array, Series, DataFrame) and noise matched to th
               features, by name when both have names
 plan          the compiled sampler's plan: in-play features, their bins, the live trees
 kernel        the numba kernel that draws bins, evaluates live trees and counts agreements
+kernel_cache  every numba kernel compiled in one go, once per machine (rule trees_kernels)
 confidence    an anytime-valid confidence sequence for a Bernoulli mean (betting)
 anytime       robustness(): certify first, sample the undecided part, stop at a budget
 monte_carlo   the Monte Carlo baseline with a Clopper-Pearson interval

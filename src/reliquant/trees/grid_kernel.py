@@ -37,6 +37,8 @@ same number.
 
 Public API: :class:`GridTables`, :func:`grid_tables`, :func:`rule_coordinates`,
 :func:`labelled_masses`, :func:`chunk_scores`, :func:`chunk_masses`, :func:`compile_kernels`,
+:func:`kernel_signatures` (the kernel with the argument types of those calls, for compiling it
+once per machine: :mod:`reliquant.trees.kernel_cache`), :func:`dispatchers`,
 :data:`KERNEL_LINKS`.
 """
 
@@ -46,7 +48,8 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
+from numba import njit, typeof
+from numba.core.dispatcher import Dispatcher
 
 from reliquant.trees.structure import LGBM_ZERO, Tree, TreeEnsemble
 
@@ -56,7 +59,9 @@ __all__ = [
     "chunk_masses",
     "chunk_scores",
     "compile_kernels",
+    "dispatchers",
     "grid_tables",
+    "kernel_signatures",
     "labelled_masses",
     "rule_coordinates",
 ]
@@ -320,15 +325,18 @@ def _grid_chunk(mode, start, n, y, packed, threshold, root, depth, values, tree_
 # --------------------------------------------------------------------------------------
 # public wrappers
 # --------------------------------------------------------------------------------------
-def _run(g: GridTables, mode: int, start: int, n: int, y: int, same, out, buf) -> int:
-    return int(
-        _grid_chunk(
-            np.int64(mode), np.int64(start), np.int64(n), np.int64(y), g.packed, g.threshold,
-            g.root, g.depth, g.values, g.tree_class, g.base, g.divisor, g.zero_first,
-            np.int64(g.link), g.cols, g.radix, g.x_flat, g.x_off, g.p_flat, g.point, g.const,
-            same, out, buf,
-        )
+def _args(g: GridTables, mode: int, start: int, n: int, y: int, same, out, buf) -> tuple:
+    """The arguments of :func:`_grid_chunk` for ``g`` (their types pick its compiled version)."""
+    return (
+        np.int64(mode), np.int64(start), np.int64(n), np.int64(y), g.packed, g.threshold,
+        g.root, g.depth, g.values, g.tree_class, g.base, g.divisor, g.zero_first,
+        np.int64(g.link), g.cols, g.radix, g.x_flat, g.x_off, g.p_flat, g.point, g.const,
+        same, out, buf,
     )  # fmt: skip
+
+
+def _run(g: GridTables, mode: int, start: int, n: int, y: int, same, out, buf) -> int:
+    return int(_grid_chunk(*_args(g, mode, start, n, y, same, out, buf)))
 
 
 def labelled_masses(g: GridTables, start: int, n: int, y: int, buf: np.ndarray) -> int:
@@ -357,11 +365,9 @@ def chunk_masses(g: GridTables, start: int, same: np.ndarray, buf: np.ndarray) -
     return _run(g, _MASSES, start, same.shape[0], -1, same, no_out, buf)
 
 
-def compile_kernels() -> float:
-    """Compile the kernels (or load them from numba's disk cache, beside this module) for
-    float64 and float32 scores on a one-stump grid, so that no timed grid pays for it;
-    returns the seconds it took (milliseconds once cached and loaded)."""
-    t0 = time.perf_counter()
+def _stump_grids() -> list[GridTables]:
+    """Two one-stump grids: float64 scores (a forest's mean of probabilities; float64 margins
+    have the same types) and float32 scores (XGBoost's margins)."""
     stump = Tree(np.array([0, -1, -1], dtype=np.int32), np.array([0.0, np.nan, np.nan]),
                  np.array([1, -1, -1], dtype=np.int32), np.array([2, -1, -1], dtype=np.int32),
                  np.array([[0.5, 0.5], [1.0, 0.0], [0.0, 1.0]]))  # fmt: skip
@@ -371,9 +377,35 @@ def compile_kernels() -> float:
                          np.zeros(2))  # fmt: skip
     centres = [np.array([-1.0, 1.0])]
     masses = [np.array([0.5, 0.5])]
+    return [grid_tables(ens, centres, masses, np.array([0]), 1.0) for ens in (forest, boost)]
+
+
+def compile_kernels() -> float:
+    """Compile the kernels (or load them from numba's disk cache, beside this module) for
+    float64 and float32 scores on a one-stump grid, so that no timed grid pays for it;
+    returns the seconds it took (milliseconds once cached and loaded)."""
+    t0 = time.perf_counter()
     buf = np.empty(2)
-    for ens in (forest, boost):
-        g = grid_tables(ens, centres, masses, np.array([0]), 1.0)
+    for g in _stump_grids():
         labelled_masses(g, 0, 2, 0, buf)
         chunk_masses(g, 0, chunk_scores(g, 0, 2)[:, 0] >= 0, buf)
     return time.perf_counter() - t0
+
+
+def kernel_signatures() -> list[tuple[Dispatcher, tuple]]:
+    """The grid kernel with the argument types (numba types) that :func:`labelled_masses`,
+    :func:`chunk_scores` and :func:`chunk_masses` pass, for float64 and float32 scores (one
+    type each: the three calls pass the same types). ``dispatcher.compile(types)`` for each
+    compiles it, or loads it from numba's disk cache, so that no grid compiles anything."""
+    out = []
+    for g in _stump_grids():
+        no_out = np.empty((0, g.base.shape[0]), dtype=g.base.dtype)
+        args = _args(g, _LABEL, 0, 2, 0, np.empty(0, dtype=np.bool_), no_out, np.empty(2))
+        out.append((_grid_chunk, tuple(typeof(a) for a in args)))
+    return out
+
+
+def dispatchers() -> dict[str, Dispatcher]:
+    """The module's numba kernels by name: their ``signatures``, and ``stats.cache_hits`` /
+    ``stats.cache_misses`` (loaded from numba's disk cache / compiled in this process)."""
+    return {name: f for name, f in globals().items() if isinstance(f, Dispatcher)}

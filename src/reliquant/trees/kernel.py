@@ -37,7 +37,10 @@ by hashing ``(seed, chunk index)``, so results do not depend on the number of th
 
 Public API: :func:`count_agree` (parallel over chunks), :func:`shared_normal_scores` (a
 context in which correlated plans share their normal scores), :func:`compile_for` (compile
-the kernels :func:`count_agree` runs for a plan's type, before any timing), :func:`sample_bins`,
+the kernels :func:`count_agree` runs for a plan's type, before any timing),
+:func:`kernel_signatures` (every kernel called from Python with its argument types, for
+compiling them all once per machine: :mod:`reliquant.trees.kernel_cache`), :func:`dispatchers`
+(the module's numba kernels by name: their signatures and cache statistics), :func:`sample_bins`,
 :func:`labels_of_bins`, :func:`bins_of`, :func:`chunk_seeds`, and the profiling hook
 :func:`profile_draws` (one chunk on the calling thread, whole kernel or its first step alone:
 where a draw's time goes; ``bench/trees_anytime.py`` uses it).
@@ -51,6 +54,7 @@ from contextlib import contextmanager
 
 import numpy as np
 from numba import njit, prange, typeof, types
+from numba.core.dispatcher import Dispatcher
 
 from reliquant.trees.plan import Plan
 
@@ -62,6 +66,8 @@ __all__ = [
     "chunk_seeds",
     "compile_for",
     "count_agree",
+    "dispatchers",
+    "kernel_signatures",
     "labels_of_bins",
     "profile_draws",
     "sample_bins",
@@ -737,3 +743,36 @@ def profile_draws(plan: Plan, state0: int, n: int, *, bins_only: bool = False) -
     if plan.correlated:
         raise ValueError("profile_draws(bins_only=True) times independent noise only")
     return int(_bins_only(plan, np.uint64(state0), int(n)))
+
+
+def kernel_signatures(plan: Plan) -> list[tuple[Dispatcher, tuple]]:
+    """Every kernel this module calls from Python, each with the argument types (numba
+    types) its calls pass for plans of ``plan``'s numba type: :func:`chunk_seeds`,
+    :func:`count_agree` (one chunk or several; within :func:`shared_normal_scores` its score
+    store's kernels), :func:`sample_bins`, :func:`labels_of_bins` and :func:`bins_of` (not the
+    profiling hook's bins-only kernel). ``dispatcher.compile(types)`` for each compiles it, or
+    loads it from numba's disk cache, so that none of these calls compiles anything."""
+    p = typeof(plan)
+    u64, i64, f64 = types.uint64, types.int64, types.float64
+
+    def arr(dtype, ndim: int = 1) -> types.Array:
+        return types.Array(dtype, ndim, "C")
+
+    return [
+        (_hash_states, (arr(u64),)),
+        (_chunk, (p, u64, i64)),
+        (_count_chunks, (p, arr(u64), i64, i64)),
+        (_chunk_of_scores, (p, arr(f64, 2), i64)),
+        (_count_chunks_of_scores, (p, arr(f64, 3), arr(i64), i64, i64)),
+        (_normal_scores_of_chunks, (arr(f64, 2), arr(u64), arr(i64), arr(f64, 3), arr(i64))),
+        (_sample_bins, (p, u64, i64)),
+        (_labels_of_bins, (p, arr(types.int16, 2))),
+        (_bins_of, (p, arr(f64, 2))),
+    ]
+
+
+def dispatchers() -> dict[str, Dispatcher]:
+    """The module's numba kernels (every ``@njit`` function, helpers included) by name: their
+    ``signatures``, and ``stats.cache_hits`` / ``stats.cache_misses`` (loaded from numba's
+    disk cache / compiled in this process), ``stats.cache_path``."""
+    return {name: f for name, f in globals().items() if isinstance(f, Dispatcher)}
