@@ -349,3 +349,26 @@ def test_score_image_table_is_the_frame_and_writes_the_same_file(model, images, 
         assert pq.read_metadata(tmp_path / "a.parquet").num_rows == len(frame)
     empty = inference.score_image_table(model, part, limit=0)
     assert empty.num_rows == 0 and empty.schema == SOFTMAX_SCHEMA
+
+
+def test_score_image_table_checks_the_forward_once_per_file(model, images, tmp_path, monkeypatch):
+    """The first-batch check (model(x) beside pooled_forward) runs once per file, not once per
+    chunk, and the rows equal predict_softmax of the whole array."""
+    from reliquant.core.datasets import mnist_table
+
+    x, labels = images[:90], np.arange(90, dtype=np.uint8) % 10
+    path = tmp_path / "split.parquet"
+    write_table(mnist_table(x, labels), path)
+    calls = []
+    own_forward = cnn.MnistCNN.forward
+
+    def counted(self, xb):
+        calls.append(len(xb))
+        return own_forward(self, xb)
+
+    monkeypatch.setattr(cnn.MnistCNN, "forward", counted)
+    table = inference.score_image_table(model, path, chunk_rows=20, batch_size=8, device="cpu")
+    assert len(calls) == 1  # five chunks, one check
+    want = inference.predict_softmax(model, x, batch_size=8, device="cpu")
+    got = np.stack([table.column(f"p{c}").to_numpy() for c in range(10)], axis=1)
+    np.testing.assert_array_equal(got, want)

@@ -202,7 +202,10 @@ def reference(name: str, x: np.ndarray, p: dict, f: dict) -> np.ndarray:
 
 @pytest.mark.parametrize(
     ("name", "overrides"),
-    [(name, {}) for name in R.CORRUPTIONS] + [("motion_blur", {"centred": True})],
+    [(name, {}) for name in R.CORRUPTIONS]
+    + [("motion_blur", {"centred": True})]
+    # k = 1: the identity branch (an element-by-element copy) of the two box filters
+    + [("motion_blur", {"k": [1] * R.N_LEVELS}), ("defocus_blur", {"k": [1] * R.N_LEVELS})],
 )
 def test_corruption_matches_per_pixel_reference(name: str, overrides: dict) -> None:
     schedule = {**PAPER[name], **overrides}
@@ -318,7 +321,10 @@ def test_paper_preset_bytes_are_pinned(name: str) -> None:
 
 @pytest.mark.parametrize(
     ("name", "overrides"),
-    [(name, {}) for name in R.CORRUPTIONS] + [("motion_blur", {"centred": True})],
+    [(name, {}) for name in R.CORRUPTIONS]
+    + [("motion_blur", {"centred": True})]
+    # k = 1: the identity branch (an element-by-element copy) of the two box filters
+    + [("motion_blur", {"k": [1] * R.N_LEVELS}), ("defocus_blur", {"k": [1] * R.N_LEVELS})],
 )
 def test_compiled_pipeline_is_the_batch_code(name: str, overrides: dict) -> None:
     """corrupt_block == corrupt(draw_fields(...)) byte for byte, every level, any index order."""

@@ -139,6 +139,50 @@ def test_summary_compares_the_block_with_its_clean_images() -> None:
         P.summarize_block(out, "snow", 1, IMAGES[:2])
 
 
+def numpy_summary_values(images: np.ndarray, clean: np.ndarray) -> dict:
+    """The summary's statistics as NumPy takes them of the boolean and uint8 arrays."""
+    changed = images != clean
+    background = clean == 0
+    counts = np.bincount(images.ravel(), minlength=256).astype(np.float64)
+    total = max(1.0, counts.sum())
+    values = np.arange(256, dtype=np.float64)
+    mean = float((counts * values).sum() / total)
+    return {
+        "mean_intensity": mean,
+        "std_intensity": float((counts * (values - mean) ** 2).sum() / total) ** 0.5,
+        "histogram": (counts.reshape(16, 16).sum(axis=1) / total).tolist(),
+        "frac_changed": float(changed.mean()),
+        "frac_background_changed": float(changed[background].mean()) if background.any() else 0.0,
+        "background_mean": float(images[background].mean()) if background.any() else np.nan,
+        "sha256": hashlib.sha256(images.tobytes()).hexdigest(),
+    }
+
+
+@pytest.mark.parametrize("case", ["noise", "blob", "no_background", "all_background", "view"])
+def test_summary_is_numpys_bit_for_bit(case: str) -> None:
+    """Every statistic equals NumPy's mean/bincount of the arrays, to the last bit."""
+    rng = np.random.default_rng(11)
+    clean = synthetic_digits(300, seed=5)
+    images = rng.integers(0, 256, size=clean.shape, dtype=np.uint8)
+    if case == "blob":
+        images = np.where(rng.random(clean.shape) < 0.7, clean, images).astype(np.uint8)
+    elif case == "no_background":
+        clean = clean | 1
+    elif case == "all_background":
+        clean = np.zeros_like(clean)
+    elif case == "view":  # non-contiguous inputs
+        clean, images = clean[::2, :, ::-1], images[1::2, ::-1]
+    row = P.summarize_block(images, "fog", 3, clean)
+    want = numpy_summary_values(np.ascontiguousarray(images), np.ascontiguousarray(clean))
+    for key, value in want.items():
+        got = row[key]
+        assert (
+            np.array_equal(np.float64(got), np.float64(value), equal_nan=True)
+            if isinstance(value, float)
+            else got == value
+        ), key
+
+
 def test_bad_images_and_preset() -> None:
     with pytest.raises(ValueError, match="uint8 array of shape"):
         P.generate_block(IMAGES.astype(np.int16), TEST_INDEX, "fog", 1, PAPER["fog"], 1)

@@ -29,7 +29,7 @@ in the order of ``MnistCNN.forward``, with each 2x2 max pooling taken as two ele
 faster). A maximum rounds nothing, so the outputs are bit-identical to ``model(x)``; every
 :func:`predict_softmax` call checks this on its first batch (both ways, bit for bit) and uses
 ``model(x)`` for the whole call if they differ (a changed ``MnistCNN.forward``), with a
-warning.
+warning. :func:`score_image_table` does so once per file, not once per chunk.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from torch.nn import functional as F
 
 from reliquant.core.io import arrow_to_images, open_parquet
 from reliquant.mlm.cnn import IMAGE_SIDE, N_CLASSES, MnistCNN, normalise_images
-from reliquant.mlm.determinism import describe_cpu_kernels
+from reliquant.mlm.determinism import describe_cpu_kernels, full_precision_cuda
 from reliquant.mlm.softmax import softmax_table
 
 if TYPE_CHECKING:
@@ -190,7 +190,8 @@ def predict_softmax(
     the paper's :class:`reliquant.mlm.cnn.MnistCNN`) or ``"logits"`` (softmax over the last
     dimension; the default for every other module).
 
-    Inputs are scored in batches of ``batch_size`` under ``torch.inference_mode`` on
+    Inputs are scored in batches of ``batch_size`` under ``torch.inference_mode`` (on CUDA in
+    full float32, not TF32: :func:`reliquant.mlm.determinism.full_precision_cuda`) on
     ``device`` (default: the model's own device). ``channels_last`` stores 4-D activations
     NHWC, which is faster for this CNN on the CPU; the values do not depend on it beyond float
     rounding. The model is moved to ``device`` (and that memory format) in place and left in
@@ -200,6 +201,22 @@ def predict_softmax(
     paper's CNN runs through :func:`pooled_forward` (bit-identical to ``model``, checked on the
     first batch; see the module doc).
     """
+    images, preprocess, outputs = _checked_inputs(
+        model, images_uint8, batch_size, preprocess, outputs
+    )
+    model, device, fmt = _prepared(model, device, channels_last)
+    forward = _forward_for(model, device, channels_last)
+    return _predict(model, images, batch_size, device, fmt, forward, preprocess, outputs)
+
+
+def _checked_inputs(
+    model: nn.Module,
+    images_uint8: np.ndarray,
+    batch_size: int,
+    preprocess: Callable[[np.ndarray], torch.Tensor] | None,
+    outputs: str | None,
+) -> tuple[np.ndarray, Callable[[np.ndarray], torch.Tensor], str]:
+    """:func:`predict_softmax`'s inputs checked: the array, the preprocess and outputs used."""
     images = np.asarray(images_uint8)
     if preprocess is None:
         if (
@@ -220,16 +237,35 @@ def predict_softmax(
         raise ValueError(f"outputs must be 'log_softmax' or 'logits'; got {outputs!r}")
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1; got {batch_size}")
+    return images, preprocess, outputs
+
+
+def _prepared(
+    model: nn.Module, device: torch.device | str | None, channels_last: bool
+) -> tuple[nn.Module, torch.device, torch.memory_format]:
+    """``model`` moved to ``device`` (default: its own) and the memory format, in eval mode."""
     if device is None:
         param = next(model.parameters(), None)
         device = param.device if param is not None else torch.device("cpu")
     device = torch.device(device)
     fmt = torch.channels_last if channels_last else torch.contiguous_format
-    model = model.to(device=device, memory_format=fmt).eval()
-    forward = _forward_for(model, device, channels_last)
+    return model.to(device=device, memory_format=fmt).eval(), device, fmt
+
+
+def _predict(
+    model: nn.Module,
+    images: np.ndarray,
+    batch_size: int,
+    device: torch.device,
+    fmt: torch.memory_format,
+    forward: Callable[[torch.Tensor], torch.Tensor],
+    preprocess: Callable[[np.ndarray], torch.Tensor],
+    outputs: str,
+) -> np.ndarray:
+    """The scoring loop of :func:`predict_softmax` (inputs checked, model prepared)."""
     rows = forward_rows(batch_size)
     out: np.ndarray | None = None
-    with torch.inference_mode():
+    with torch.inference_mode(), full_precision_cuda():
         # an empty input still makes one (all-padding) pass, to learn K
         for start in range(0, max(len(images), 1), batch_size):
             batch = images[start : start + batch_size]
@@ -309,7 +345,9 @@ def score_image_table(
             f"{path}: expected a Perturbed MNIST partition of corruption {corruption!r}, "
             "found a table without corruption and level columns"
         )
-    runs_on = torch.device(device) if device is not None else next(model.parameters()).device
+    # the model prepared and its forward pass chosen (and checked) once for every chunk
+    model, runs_on, fmt = _prepared(model, device, channels_last)
+    forward = _forward_for(model, runs_on, channels_last)
     if runs_on.type == "cpu":
         log.info("scoring %s; CPU kernels: %s", path, describe_cpu_kernels())
     columns = [index_col, "label", "image"] + (["corruption", "level"] if perturbed else [])
@@ -322,14 +360,11 @@ def score_image_table(
         batch = batch.slice(0, total - done)
         if corruption is not None:
             _check_corruption(batch.column("corruption"), corruption, path, done)
+        images, preprocess, outputs = _checked_inputs(
+            model, arrow_to_images(batch.column("image"), source=path), batch_size, None, None
+        )
         parts["p"].append(
-            predict_softmax(
-                model,
-                arrow_to_images(batch.column("image"), source=path),
-                batch_size,
-                device,
-                channels_last,
-            )
+            _predict(model, images, batch_size, runs_on, fmt, forward, preprocess, outputs)
         )
         parts["index"].append(batch.column(index_col).to_numpy())
         parts["label"].append(batch.column("label").to_numpy())

@@ -28,7 +28,6 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-import scipy.ndimage as ndi
 
 from reliquant.pmnist.kernels import (
     area_matrix,
@@ -295,6 +294,8 @@ def snow(x: np.ndarray, p: Mapping[str, Any], fields: Fields) -> np.ndarray:
     (independent of the kernel's sigma and of floating-point rounding).
     """
     k = snow_support(int(p["k"]))
+    import scipy.ndimage as ndi  # here: the workflow's jobs run the compiled pipeline only
+
     mask = fields["u"] < p["p"]
     flakes = ndi.minimum_filter(mask, size=(1, k, k), mode="mirror")
     return x + np.where(flakes, p["amount"], 0.0)

@@ -20,7 +20,7 @@ batch code does, in the same order, with no fused multiply-add and no reassociat
 * brightness, a function of the grey value alone, is a 256-entry table; where a pixel gets
   one of two values (impulse noise, snow) the output is a table look-up of the same kind.
 
-Each kernel is compiled on first use and cached on disk (numba ``cache=True``).
+Each kernel and helper is compiled on first use and cached on disk (numba ``cache=True``).
 """
 
 from __future__ import annotations
@@ -63,20 +63,24 @@ NP = C.N_PIXELS
 #: ``u / 255 * 2 - 1`` of every grey value (the batch code's expression, evaluated by NumPy).
 TO_FLOAT = np.arange(256, dtype=np.uint8).astype(np.float64) / 255.0 * 2.0 - 1.0
 
-#: numba options of every kernel: IEEE division (no zero check: every divisor is >= 1 or
-#: guarded), compiled once and cached on disk.
+#: numba options of every kernel and helper: IEEE division (no zero check: every divisor is
+#: >= 1 or guarded), compiled once and cached on disk. Helpers are ordinary compiled functions,
+#: not ``inline="always"``: LLVM inlines them where it pays (without fast-math it reorders no
+#: float operation, so the bytes are the same), and numba's own IR inlining cost seconds of
+#: compilation per kernel, paid by every job of a fresh checkout (a helper is compiled once
+#: and cached; see also the block arrays of :func:`_sum784` and the array copy in
+#: :func:`_motion_blur`).
 JIT = {"cache": True, "error_model": "numpy"}
-INLINE = {"inline": "always", "error_model": "numpy"}
 
 
-@njit(**INLINE)
+@njit(**JIT)
 def _to_uint8(y):
     """``trunc((clip(y, -1, 1) * 0.5 + 0.5) * 255)``."""
     y = min(max(y, -1.0), 1.0)
     return np.uint8((y * 0.5 + 0.5) * 255.0)
 
 
-@njit(**INLINE)
+@njit(**JIT)
 def _r101(i, n):
     if i < 0:
         return -i
@@ -85,20 +89,20 @@ def _r101(i, n):
     return i
 
 
-@njit(**INLINE)
+@njit(**JIT)
 def _load(img, x):
     """``x = u / 255 * 2 - 1`` (a table look-up) for one flat uint8 image."""
     for t in range(NP):
         x[t] = TO_FLOAT[img[t]]
 
 
-@njit(**INLINE)
+@njit(**JIT)
 def _store(y, out):
     for t in range(NP):
         out[t] = _to_uint8(y[t])
 
 
-@njit(**INLINE)
+@njit(**JIT)
 def _draw(fields, kinds, states, i, ih, il):
     """The fields of image ``i`` (``fields[f]`` flat, 784 draws each, registry order)."""
     sh, sl = states[i, 0], states[i, 1]
@@ -116,14 +120,23 @@ def _draw(fields, kinds, states, i, ih, il):
 # --------------------------------------------------------------------------------------
 
 
-@njit(**INLINE)
+@njit(**JIT)
+def _copy2(a, b):
+    """``b[:, :] = a`` for (28, 28) arrays, element by element (numba compiles a slice
+    assignment's shape-mismatch message for seconds)."""
+    for r in range(N):
+        for c in range(N):
+            b[r, c] = a[r, c]
+
+
+@njit(**JIT)
 def _transpose(a, b):
     for r in range(N):
         for c in range(N):
             b[c, r] = a[r, c]
 
 
-@njit(**INLINE)
+@njit(**JIT)
 def _box_down(x, y, k, acc):
     """``uniform_filter1d`` down the columns: running sum ``s += x[i+k-1] - x[i-1]``, ``s / k``."""
     h = k // 2
@@ -143,7 +156,7 @@ def _box_down(x, y, k, acc):
             y[t, c] = acc[c] / kf
 
 
-@njit(**INLINE)
+@njit(**JIT)
 def _corr_down(x, y, w, sym):
     """``correlate1d`` down the columns (``sym``: 1 symmetric, -1 antisymmetric, 0 general).
 
@@ -194,7 +207,14 @@ def symmetry(weights: np.ndarray) -> int:
     return 0
 
 
-@njit(**INLINE)
+#: NumPy's pairwise sum of 784 values in eight blocks: their starts and sizes. Read from arrays,
+#: so that :func:`_sum_block` is compiled once: constant arguments would compile it once per
+#: value (numba types them as literals).
+SUM784_STARTS = np.array([0, 96, 192, 288, 392, 488, 584, 680], dtype=np.int64)
+SUM784_SIZES = np.array([96, 96, 96, 104, 96, 96, 96, 104], dtype=np.int64)
+
+
+@njit(**JIT)
 def _sum_block(a, lo, n):
     """NumPy's pairwise sum of ``a[lo : lo + n]`` for n <= 128 (8 accumulators)."""
     if n < 8:
@@ -222,14 +242,15 @@ def _sum_block(a, lo, n):
     return res
 
 
-@njit(**INLINE)
+@njit(**JIT)
 def _sum784(a):
     """NumPy's pairwise sum of 784 values: halves of 392 = (96 + 96) + (96 + 104)."""
-    q1 = (_sum_block(a, 0, 96) + _sum_block(a, 96, 96)) + (
-        _sum_block(a, 192, 96) + _sum_block(a, 288, 104)
+    s, m = SUM784_STARTS, SUM784_SIZES
+    q1 = (_sum_block(a, s[0], m[0]) + _sum_block(a, s[1], m[1])) + (
+        _sum_block(a, s[2], m[2]) + _sum_block(a, s[3], m[3])
     )
-    q2 = (_sum_block(a, 392, 96) + _sum_block(a, 488, 96)) + (
-        _sum_block(a, 584, 96) + _sum_block(a, 680, 104)
+    q2 = (_sum_block(a, s[4], m[4]) + _sum_block(a, s[5], m[5])) + (
+        _sum_block(a, s[6], m[6]) + _sum_block(a, s[7], m[7])
     )
     return q1 + q2
 
@@ -281,7 +302,7 @@ def _defocus_blur(images, out, k, a):
     for i in range(images.shape[0]):
         _load(images[i], x)
         if k == 1:
-            b[:, :] = x2
+            _copy2(x2, b)
         else:
             _box_down(x2, t1, k, acc)
             _transpose(t1, t2)
@@ -350,7 +371,7 @@ def _gaussian_noise(images, out, states, ih, il, kinds, mean, std):
         _store(y, out[i])
 
 
-@njit(**INLINE)
+@njit(**JIT)
 def _salt_threshold(u, m, counts, cand):
     """The m-th smallest key of ``u`` and whether another key equals it (a tie).
 
@@ -374,9 +395,15 @@ def _salt_threshold(u, m, counts, cand):
         if int(u[t] * 256.0) == bucket:
             cand[nc] = u[t]
             nc += 1
-    part = np.sort(cand[:nc])
-    thr = part[m - below - 1]
-    return thr, (m - below < nc and part[m - below] == thr)
+    for a in range(1, nc):  # insertion sort (np.sort's values; a bucket holds a few keys)
+        v = cand[a]
+        b = a - 1
+        while b >= 0 and cand[b] > v:
+            cand[b + 1] = cand[b]
+            b -= 1
+        cand[b + 1] = v
+    thr = cand[m - below - 1]
+    return thr, (m - below < nc and cand[m - below] == thr)
 
 
 @njit(**JIT)
@@ -416,7 +443,7 @@ def _motion_blur(images, out, k, cols):
     for i in range(images.shape[0]):
         _load(images[i], x)
         if k == 1:
-            b[:, :] = x2
+            _copy2(x2, b)
         else:
             _box_down(x2, b, k, acc)
         for r in range(N):
