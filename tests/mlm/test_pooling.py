@@ -88,8 +88,12 @@ def test_training_gives_the_weights_atens_pooling_gives(monkeypatch, threads):
         res = cnn.train_cnn(images, labels, epochs=2, batch_size=64, seed=3, threads=threads)
         return res.model.state_dict(), res.log
 
+    calls = []
+    kernel = pooling.max_pool_2x2
+    monkeypatch.setattr(pooling, "max_pool_2x2", lambda t: calls.append(1) or kernel(t))
     weights, log = train()
-    monkeypatch.setattr(cnn, "max_pool_2x2", lambda t: F.max_pool2d(t, 2))
+    assert len(calls) == 2 * 2 * (512 // 64)  # the kernel pooled every training step
+    monkeypatch.setattr(pooling, "max_pool_2x2", lambda t: F.max_pool2d(t, 2))
     ref_weights, ref_log = train()
     assert weights.keys() == ref_weights.keys()
     for key in weights:

@@ -42,7 +42,6 @@ from reliquant.core.io import atomic_path, file_sha256, frame_to_markdown
 from reliquant.core.runlog import progress_enabled
 from reliquant.core.seeding import block_int_seed
 from reliquant.mlm.determinism import describe_cpu_kernels, full_precision_cuda, pinned_level
-from reliquant.mlm.pooling import max_pool_2x2
 
 __all__ = [
     "EXTERNAL_TRAINING_LOG_SCHEMA",
@@ -107,10 +106,21 @@ class MnistCNN(nn.Module):
         The pooling is :func:`reliquant.mlm.pooling.max_pool_2x2`: ``F.max_pool2d(x, 2)`` bit
         for bit, values and gradients, compiled on the CPU.
         """
-        x = F.relu(max_pool_2x2(self.conv1(x)))
-        x = F.relu(max_pool_2x2(self.conv2(x)))
+        x = F.relu(_max_pool_2x2(self.conv1(x)))
+        x = F.relu(_max_pool_2x2(self.conv2(x)))
         x = F.relu(self.fc1(torch.flatten(x, 1)))
         return F.log_softmax(self.fc2(x), dim=1)
+
+
+def _max_pool_2x2(x: torch.Tensor) -> torch.Tensor:
+    """``F.max_pool2d(x, 2)``; contiguous CPU activations (training) through the compiled
+    :func:`reliquant.mlm.pooling.max_pool_2x2`, imported on first use so that inference
+    (channels-last, or on a GPU) does not load numba."""
+    if x.device.type == "cpu" and x.is_contiguous():
+        from reliquant.mlm import pooling
+
+        return pooling.max_pool_2x2(x)
+    return F.max_pool2d(x, 2)
 
 
 def count_parameters(model: nn.Module) -> int:
