@@ -29,9 +29,10 @@ from reliquant.core.environment import (
 
 LOCK = REPO / "requirements.lock"
 #: The optional-dependency groups the lock is compiled with (its header names them too).
-LOCKED_EXTRAS = ("test", "slurm", "bench")
-#: The groups the README's test command installs (``bench`` is for bench/pmnist.py only).
-INSTALLED_EXTRAS = ("test", "slurm")
+LOCKED_EXTRAS = ("test", "slurm", "bench", "install")
+#: The groups the README's test command installs (``bench`` is for bench/pmnist.py only;
+#: ``install`` is uv, which pip installs first and which then installs the rest).
+INSTALLED_EXTRAS = ("test", "slurm", "install")
 
 
 def declared_requirements(extras: Iterable[str] = LOCKED_EXTRAS) -> list[str]:
@@ -85,7 +86,8 @@ def test_lock_satisfies_every_declared_specifier():
 
 
 def test_installed_versions_equal_the_lock():
-    """Install with `pip install -c requirements.lock -e '.[test]'` (README) to pass this:
+    """Install with the README's test command (uv from the lock, then `uv pip install
+    --compile-bytecode -c requirements.lock -e '.[test]'`) to pass this:
     every locked package the installed extras need is installed at its pinned version (and
     so is the bench extra's, where it is installed)."""
     lock, installed = read_lock(LOCK), installed_versions()
