@@ -370,3 +370,32 @@ print(json.dumps({"import": t_import, "first": first, "second": second, "status"
     assert got["first"] < 2.5 and got["second"] < 2.5, got
     assert got["status"] == "exact" and abs(got["lower"] - 0.4558711667) < 1e-9, got
     assert got["status2"] != "bounds_only", got
+
+
+def test_deterministic_norta_without_boxes_equals_the_engine_path(forest, data, monkeypatch):
+    """With ``max_boxes=0`` under NORTA noise no box is certified and the engine's root-box
+    integral is skipped: every field of the result equals the one computed through
+    ``exact_robustness`` itself (bounds [0, 1], widened by its QMC error and clipped)."""
+    import reliquant.trees.anytime as anytime
+
+    X, _ = data
+    marg = [NormalMarginal(0.0, 0.4), ExponentialMarginal(0.0, 0.3),
+            NormalMarginal(0.0, 0.5), NormalMarginal(0.0, 0.2)]  # fmt: skip
+    marg = [lambda v, m=m: type(m)(v, m.scale) for m in marg]
+    noise = Norta(marg, CORR, abseps=1e-5, seed=1)
+    kw = {"max_boxes": 0, "max_draws": 20_000, "seed": 5, "half_width": 1e-3, "tol": 1e-3}
+
+    def through_engine(ens, bound, y, tol):
+        return exact_robustness(ens, bound, bound.mu, tol=tol, batch=4, max_memory=2.5e8,
+                                keep_pending=True, max_boxes=0)  # fmt: skip
+
+    for x in X[:3]:
+        fast = robustness(forest, x, noise, **kw)
+        with monkeypatch.context() as m:
+            m.setattr(anytime, "_uncertified", through_engine)
+            ref = robustness(forest, x, noise, **kw)
+        for f in ("label", "lower", "upper", "estimate", "ci_low", "ci_high", "exact",
+                  "n_draws", "stop", "n_boxes", "n_strata", "n_in_play", "n_live_trees",
+                  "status"):  # fmt: skip
+            assert getattr(fast, f) == getattr(ref, f), f
+        assert (fast.lower, fast.upper) == (0.0, 1.0)

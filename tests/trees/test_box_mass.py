@@ -73,3 +73,17 @@ def test_bad_inputs():
         CorrelatedNormal(np.zeros(2), np.array([[1.0, 2.0], [2.0, 1.0]]))
     with pytest.raises(ValueError, match="lo <= hi"):
         IndependentNormal(np.zeros(2), 1.0).box_mass(np.ones((1, 2)), np.zeros((1, 2)))
+
+
+def test_samples_are_mu_plus_scaled_normals_bit_for_bit():
+    """``sample`` (in place) gives exactly ``mu + sigma * e`` / ``mu + e L^T``."""
+    rng = np.random.default_rng(2)
+    mu, sigma = rng.normal(size=5), np.r_[rng.uniform(0.1, 2, 4), 0.0]
+    x = IndependentNormal(mu, sigma).sample(1000, np.random.default_rng(9))
+    ref = mu + sigma * np.random.default_rng(9).standard_normal((1000, 5))
+    assert np.array_equal(x.view(np.int64), ref.view(np.int64))
+    cov = np.full((5, 5), 0.3) + 0.7 * np.eye(5)
+    cn = CorrelatedNormal(mu, cov)
+    x = cn.sample(1000, np.random.default_rng(9))
+    ref = mu + np.random.default_rng(9).standard_normal((1000, 5)) @ np.linalg.cholesky(cov).T
+    assert np.array_equal(x.view(np.int64), ref.view(np.int64))

@@ -295,3 +295,18 @@ def test_iris_noise_passes_centred_and_draws_the_correlation_from_rng():
     specs, corr = iris_noise(**kwargs, rng=np.random.default_rng(4))
     assert all(s.centred for s in specs) and [s.scale for s in specs] == [0.3, 0.2, 0.1, 0.1]
     np.testing.assert_array_equal(corr, random_correlation(4, 0.1, 0.3, np.random.default_rng(4)))
+
+
+def test_resize_of_uint8_is_the_float_einsum_bit_for_bit():
+    """uint8 images: ``W_h (x / 255) W_w^T`` with ``x / 255`` in float64, bit for bit."""
+    img = np.random.default_rng(4).integers(0, 256, (50, 28, 28)).astype(np.uint8)
+    for size in (3, 5, 8):
+        w = area_weights(28, size)
+        ref = np.clip(
+            np.einsum("ih,nhw,jw->nij", w, img.astype(np.float64) / 255.0, w, optimize=True),
+            0.0,
+            1.0,
+        )
+        out = resize_images(img, size)
+        assert out.strides == ref.strides
+        assert np.array_equal(out.view(np.int64), ref.view(np.int64))

@@ -237,3 +237,32 @@ def test_search_dimension_counts_match_the_model(data):
     tiny = exact_robustness(ens, IndependentNormal(mu, 1e-6), mu, tol=1e-9)
     assert tiny.n_live_trees == 0 and tiny.n_active_features == 0
     assert tiny.lower == 1.0 - tiny.gap and tiny.upper == 1.0
+
+
+def test_correlated_root_box_is_integrated_once_with_the_same_numbers(data, monkeypatch):
+    """Under correlated noise the root box's mass is one QMC integral, used both for the
+    outside mass and as the first pending box: with no box bounded, the result's masses are
+    those of the noise model's own integral of the root box."""
+    X, y = data
+    ens = extract_ensemble(xgb.XGBClassifier(n_estimators=3, max_depth=2).fit(X, y))
+    mu = X[1]
+    marg = [NormalMarginal(mu[0], 0.5), ExponentialMarginal(mu[1], 0.5),
+            NormalMarginal(mu[2], 0.4), ExponentialMarginal(mu[3], 0.3)]  # fmt: skip
+    corr = np.full((4, 4), 0.2) + 0.8 * np.eye(4)
+    noise = NortaNoise(mu, marg, corr, seed=0, abseps=1e-5)
+    calls = []
+    real = NortaNoise.box_mass_with_error
+
+    def counted(self, lo, hi):
+        calls.append(lo.shape[0])
+        return real(self, lo, hi)
+
+    monkeypatch.setattr(NortaNoise, "box_mass_with_error", counted)
+    r = exact_robustness(ens, noise, mu, tol=1e-3, max_boxes=0, keep_pending=True)
+    assert calls == [1]
+    monkeypatch.undo()
+    m, e = noise.box_mass_with_error(r.pending.root_lo[None], r.pending.root_hi[None])
+    assert r.outside_mass == max(0.0, 1.0 - float(m[0]))
+    assert r.dropped_mass == float(m[0]) and r.pending.mass.tolist() == m.tolist()
+    assert r.mass_error == float(e[0]) + float(e[0])
+    assert (r.lower, r.upper, r.n_boxes) == (0.0, 1.0, 0)

@@ -71,9 +71,10 @@ from scipy import stats
 
 from reliquant.core.seeding import block_int_seed
 from reliquant.trees.confidence import mixture_interval, tuned_rho
-from reliquant.trees.engine import exact_robustness, root_box
+from reliquant.trees.engine import EngineResult, exact_robustness, root_box
 from reliquant.trees.inputs import match_features, noise_in_model_order, noise_spec
 from reliquant.trees.kernel import chunk_seeds, compile_for, count_agree
+from reliquant.trees.leaf_tables import LeafTables
 from reliquant.trees.monte_carlo import clopper_pearson
 from reliquant.trees.plan import build_plan
 from reliquant.trees.readers import extract_ensemble
@@ -352,6 +353,24 @@ def _plain_region(ens, noise, tol: float, independent: bool) -> tuple:
     return lo, hi, float(noise.outside_mass(lo, hi))
 
 
+def _uncertified(ens: TreeEnsemble, noise, y: int, tol: float) -> EngineResult:
+    """What :func:`reliquant.trees.engine.exact_robustness` gives the sampling phase when it
+    may bound no box (``max_boxes=0``) under noise that does not factorise, without its
+    integral: the bounds ``[0, 1]`` (no box decided), no pending boxes (plain draws follow),
+    and its live trees in the root box (:class:`reliquant.trees.leaf_tables.LeafTables`).
+    The engine would also integrate the root box's mass (one QMC integral); here that mass
+    only widens ``[0, 1]`` by its error, which :func:`_pieces` clips back to ``[0, 1]``, so
+    the mass fields are left at 0 and the result is the same."""
+    root_lo, root_hi = root_box(ens, noise, tol)
+    prep = LeafTables(ens, y, root_lo, root_hi)
+    return EngineResult(
+        lower=0.0, upper=1.0, robustness=0.5, gap=1.0, label=ens.classes[y], n_boxes=0,
+        n_decided=0, outside_mass=0.0, dropped_mass=0.0, mass_error=0.0, exact=False,
+        converged=False, seconds=0.0, n_active_features=int(len(prep.active)),
+        n_live_trees=int(prep.n_live), pending=None,
+    )  # fmt: skip
+
+
 def robustness(
     model,
     x: np.ndarray,
@@ -391,6 +410,9 @@ def robustness(
     Deterministic mode (for tables that must be identical between runs): ``max_boxes`` (the
     certification phase bounds at most that many boxes, no time limit) together with
     ``max_draws``; ``time_budget`` is then ignored and the result depends on ``seed`` only.
+    With ``max_boxes=0`` under noise that does not factorise nothing is certified: the
+    bounds are ``[0, 1]`` and the engine's root-box integral, which could only widen them,
+    is skipped (:func:`_uncertified`).
     """
     _check_arguments(time_budget, confidence, tol, half_width, certify_fraction, max_draws,
                      max_boxes)  # fmt: skip
@@ -423,11 +445,14 @@ def robustness(
         t_cert = certify_fraction * time_budget
         rule = _StallRule(deadline, te, warmup, t_plain=t_plain, tol=tol, t_certify=t_cert)
         limits = {"time_limit": t_cert, "stop_when": rule}
-    eng = exact_robustness(
-        ens, bound, x, tol=tol, batch=(256 if deterministic else 64) if independent else 4,
-        max_memory=2.5e8,
-        keep_pending=True, **limits,
-    )  # fmt: skip
+    if deterministic and max_boxes == 0 and not independent and tol < 1:
+        eng = _uncertified(ens, bound, y, tol)
+    else:
+        eng = exact_robustness(
+            ens, bound, x, tol=tol, batch=(256 if deterministic else 64) if independent else 4,
+            max_memory=2.5e8,
+            keep_pending=True, **limits,
+        )  # fmt: skip
     cert_s = time.perf_counter() - t0
     common = {"label": ens.classes[y], "confidence": confidence, "certify_seconds": cert_s,
               "n_boxes": eng.n_boxes, "n_live_trees": eng.n_live_trees}  # fmt: skip

@@ -135,7 +135,11 @@ class IndependentNormal:
         return float(-np.expm1(np.sum(np.log1p(-np.minimum(tail, 1.0)))))
 
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        return self.mu + self.sigma * rng.standard_normal((n, self.d))
+        """``mu + sigma * e``, ``e`` standard normal ``(n, d)`` (in place: no temporaries)."""
+        x = rng.standard_normal((n, self.d))
+        x *= self.sigma
+        x += self.mu
+        return x
 
     def bounding_box(
         self, level: float = 0.99, method: str = "ellipsoid"
@@ -212,7 +216,10 @@ class CorrelatedNormal:
         return self.box_mass_with_error(lo, hi)[0]
 
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
-        return self.mu + rng.standard_normal((n, self.d)) @ self._chol.T
+        """``mu + L e``, ``e`` standard normal ``(n, d)``, ``L`` the Cholesky factor."""
+        x = rng.standard_normal((n, self.d)) @ self._chol.T
+        x += self.mu
+        return x
 
     def bounding_box(
         self, level: float = 0.99, method: str = "ellipsoid"

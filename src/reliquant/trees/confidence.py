@@ -57,16 +57,46 @@ def tuned_rho(planned_n: float, alpha: float) -> float:
     return max(1.0, planned_n / (2.0 * la + math.log(1.0 + 2.0 * la)) - 1.0)
 
 
+_FAR_LO, _FAR_HI = -700.0, 36.0  # logit(p) for p ~ 1e-304 and 1 - 2.3e-16
+# the logit grid of mixture_interval and the parts of log_mixture that depend on p only
+_GRID = np.linspace(_FAR_LO, _FAR_HI, 1001)
+_GRID_STEP = _GRID[1] - _GRID[0]
+_GRID_P = expit(_GRID)
+_GRID_Q = 1.0 - _GRID_P
+with np.errstate(divide="ignore"):
+    _GRID_LOG_P = np.log(_GRID_P)
+    _GRID_LOG_Q = np.log1p(-_GRID_P)
+for _a in (_GRID, _GRID_P, _GRID_Q, _GRID_LOG_P, _GRID_LOG_Q):
+    _a.setflags(write=False)
+
+
+def _grid_log_mixture(s: float, n: float, rho: float) -> np.ndarray:
+    """:func:`log_mixture` on the logit grid (``p = expit(_GRID)``), the same operations on
+    the same numbers, its p-only parts computed once (NaN where it has +inf: both compare
+    False against the threshold)."""
+    a, b = rho * _GRID_P, rho * _GRID_Q
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return betaln(a + s, b + n - s) - betaln(a, b) - s * _GRID_LOG_P - (n - s) * _GRID_LOG_Q
+
+
 def _edge(s: float, n: float, rho: float, thr: float, x_in: float, x_out: float) -> float:
-    """Bisection in logit(p) between a point inside C_n and one outside."""
-    for _ in range(200):
-        mid = 0.5 * (x_in + x_out)
-        if float(log_mixture(expit(mid), s, n, rho)) < thr:
-            x_in = mid
-        else:
-            x_out = mid
-        if abs(x_out - x_in) < 1e-12 * max(1.0, abs(x_in)):
-            break
+    """Bisection in logit(p) between a point inside C_n and one outside.
+
+    Each step evaluates :func:`log_mixture` at one midpoint: the same ufuncs on the same
+    scalars, without its array handling (a NaN, ``p`` rounded to 0 or 1, is outside: it
+    compares False)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for _ in range(200):
+            mid = 0.5 * (x_in + x_out)
+            p = expit(mid)
+            a, b = rho * p, rho * (1.0 - p)
+            log_m = betaln(a + s, b + n - s) - betaln(a, b) - s * np.log(p) - (n - s) * np.log1p(-p)
+            if log_m < thr:
+                x_in = mid
+            else:
+                x_out = mid
+            if abs(x_out - x_in) < 1e-12 * max(1.0, abs(x_in)):
+                break
     return x_out
 
 
@@ -84,12 +114,11 @@ def mixture_interval(s: float, n: float, alpha: float, rho: float) -> tuple[floa
     thr = math.log(1.0 / alpha)
     phat = min(max(s / n, 1e-300), 1.0 - 1e-16)
     x_hat = float(logit(phat))
-    far_lo, far_hi = -700.0, 36.0  # p ~ 1e-304 and 1 - 2.3e-16
+    far_lo, far_hi = _FAR_LO, _FAR_HI
     lo_x = far_lo if s <= 0 else _edge(s, n, rho, thr, x_hat, far_lo)
     hi_x = far_hi if s >= n else _edge(s, n, rho, thr, x_hat, far_hi)
-    grid = np.linspace(far_lo, far_hi, 1001)
-    inside = grid[log_mixture(expit(grid), s, n, rho) < thr]
-    step = grid[1] - grid[0]
+    grid, step = _GRID, _GRID_STEP
+    inside = grid[_grid_log_mixture(s, n, rho) < thr]
     if inside.size and inside[0] < lo_x:  # C_n is not an interval: take its hull
         lo_x = _edge(s, n, rho, thr, inside[0], max(far_lo, inside[0] - step))
     if inside.size and inside[-1] > hi_x:

@@ -172,12 +172,14 @@ def exact_robustness(
     independent = bool(getattr(noise, "independent", False))
 
     # outside mass of the root box
+    root_mass = None  # the root box's (mass, error) when integrated here
     if np.all(np.isneginf(root_lo)) and np.all(np.isposinf(root_hi)):
         outside, out_err = 0.0, 0.0
     elif independent and hasattr(noise, "outside_mass"):
         outside, out_err = noise.outside_mass(root_lo, root_hi), 0.0
     else:
-        mroot, eroot = noise.box_mass_with_error(root_lo[None], root_hi[None])
+        root_mass = noise.box_mass_with_error(root_lo[None], root_hi[None])
+        mroot, eroot = root_mass
         outside, out_err = max(0.0, 1.0 - float(mroot[0])), float(eroot[0])
 
     prep = LeafTables(ensemble, y, root_lo, root_hi)
@@ -204,7 +206,13 @@ def exact_robustness(
 
     F_lo = prep.root_lo_active[None].copy()
     F_hi = prep.root_hi_active[None].copy()
-    F_m, F_e = masses(F_lo, F_hi)
+    if root_mass is not None and not independent:
+        # the first box is the root box, whose mass was just integrated: the same box
+        # (masses() puts the root's edges on the inactive features), the same numbers (a
+        # box's mass is a function of the box; the QMC integrator is seeded per box)
+        F_m, F_e = root_mass
+    else:
+        F_m, F_e = masses(F_lo, F_hi)
     agree = 0.0
     disagree = 0.0
     mass_err = out_err

@@ -130,7 +130,7 @@ def resize_images(images: np.ndarray, size: int, method: str = "area") -> np.nda
     if method not in RESIZE_METHODS:
         raise ValueError(f"resize method must be one of {RESIZE_METHODS}; got {method!r}")
     if images.dtype == np.uint8:
-        scaled = images.astype(np.float64) / 255.0
+        scaled = np.divide(images, 255.0, dtype=np.float64)  # = astype(float64) / 255
     else:
         scaled = images.astype(np.float64)
         if scaled.size and (scaled.min() < 0.0 or scaled.max() > 1.0):
