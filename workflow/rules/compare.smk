@@ -138,7 +138,7 @@ rule compare_trees_mnist:
 rule compare_pima:
     input:
         pima="results/data/pima.parquet",
-        kernels=ancient(TREES_KERNELS),
+        kernels=TREES_KERNELS,
     output:
         "results/compare/predictions/pima_xgb.parquet",
     params:

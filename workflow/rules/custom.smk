@@ -82,7 +82,7 @@ rule custom_nbc:
 rule custom_trees:
     input:
         unpack(lambda wc: case_inputs(CUSTOM[wc.case])),
-        kernels=ancient(TREES_KERNELS),
+        kernels=TREES_KERNELS,
     output:
         table="results/custom/{case}.parquet",
         md="results/custom/{case}.md",
