@@ -107,9 +107,9 @@ def main(out_path: str | None, cfg: dict) -> str:
 
 if __name__ == "__main__":
     if "snakemake" in globals():
-        from reliquant.core.runlog import setup_logging
+        from reliquant.core.runlog import start_job
 
-        setup_logging(snakemake.log[0], "nbc")  # noqa: F821
+        start_job(snakemake.log[0], "nbc")  # noqa: F821
         main(snakemake.output[0], snakemake.config["nbc"])  # noqa: F821
     else:
         parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

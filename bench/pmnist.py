@@ -255,9 +255,9 @@ def main(
 
 if __name__ == "__main__":
     if "snakemake" in globals():  # rule bench_pmnist: settings from the workflow's config
-        from reliquant.core.runlog import setup_logging
+        from reliquant.core.runlog import start_job
 
-        setup_logging(snakemake.log[0], "pmnist")  # noqa: F821
+        start_job(snakemake.log[0], "pmnist")  # noqa: F821
         smk = snakemake  # noqa: F821
         main(smk.config["pmnist"], smk.output[0], smk.threads, smk.input.test)
     else:  # standalone: config.yaml merged with --configfile overlays, as Snakemake does

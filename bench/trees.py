@@ -256,9 +256,9 @@ def main(argv: list[str] | None = None, bench: dict | None = None) -> int:
 
 if __name__ == "__main__":
     if "snakemake" in globals():  # rule bench_trees (script directive)
-        from reliquant.core.runlog import setup_logging
+        from reliquant.core.runlog import start_job
 
-        setup_logging(snakemake.log[0], "trees")  # noqa: F821
+        start_job(snakemake.log[0], "trees")  # noqa: F821
         main(
             ["--out", snakemake.output[0], "--jobs", str(snakemake.threads)],  # noqa: F821
             snakemake.config["trees"]["bench"],  # noqa: F821

@@ -354,10 +354,10 @@ def main(
 
 if __name__ == "__main__":
     if "snakemake" in globals():  # rule bench_workflow: the default and smoke runs
-        from reliquant.core.runlog import setup_logging
+        from reliquant.core.runlog import start_job
 
         smk = snakemake  # noqa: F821
-        setup_logging(smk.log[0], "bench")
+        start_job(smk.log[0], "bench")
         main(
             list(smk.params.configs),
             Path(smk.output.md),

@@ -17,11 +17,11 @@ from reliquant.compare.reproduction.mnist import (  # noqa: E402
 )
 from reliquant.compare.reproduction.tables import prediction_schema, score_columns  # noqa: E402
 from reliquant.core.io import read_frame, read_table, write_frame  # noqa: E402
-from reliquant.core.runlog import setup_logging  # noqa: E402
+from reliquant.core.runlog import start_job  # noqa: E402
 from reliquant.mlm import load_model  # noqa: E402
 from reliquant.mlm.inference import select_device  # noqa: E402
 
-log = setup_logging(snakemake.log[0], "compare")
+log = start_job(snakemake.log[0], "compare")
 inp, p = snakemake.input, snakemake.params
 torch.set_num_threads(snakemake.threads)
 meta, images = sample_arrays(read_table(inp.sample))

@@ -13,9 +13,9 @@ from reliquant.compare.reproduction.evaluation import (
 )
 from reliquant.compare.reproduction.highlights import auarc_markdown, hybrid_markdown
 from reliquant.core.io import read_frame, write_frame, write_markdown
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 
-log = setup_logging(snakemake.log[0], "compare")
+log = start_job(snakemake.log[0], "compare")
 ev, seed, out = snakemake.params.evaluation, snakemake.params.seed, snakemake.output
 tables = [read_frame(path) for path in snakemake.input]
 boot = {"n_boot": ev["n_boot"], "confidence": ev["confidence"], "seed": seed}

@@ -3,9 +3,9 @@ of score ranks."""
 
 from reliquant.compare.reproduction.figures import rank_heatmap, rejection_figure
 from reliquant.core.io import read_frame, save_figure
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 
-log = setup_logging(snakemake.log[0], "compare")
+log = start_job(snakemake.log[0], "compare")
 out = snakemake.output
 fig = rejection_figure(read_frame(snakemake.input.curves))
 save_figure(fig, out.curves_png)

@@ -3,9 +3,9 @@ configured levels) shared by the CNN and the tree models."""
 
 from reliquant.compare.reproduction.mnist import SAMPLE_SCHEMA, mnist_sample, sample_table
 from reliquant.core.io import write_table
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 
-log = setup_logging(snakemake.log[0], "compare")
+log = start_job(snakemake.log[0], "compare")
 p = snakemake.params
 partitions = dict(zip(p.corruptions, snakemake.input.partitions, strict=True))
 meta, images = mnist_sample(

@@ -4,9 +4,9 @@ as a per-prediction table."""
 from reliquant.compare.reproduction.tables import prediction_schema, score_columns
 from reliquant.compare.reproduction.tabular import nbc_cell_predictions
 from reliquant.core.io import read_frame, write_frame
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 
-log = setup_logging(snakemake.log[0], "compare")
+log = start_job(snakemake.log[0], "compare")
 exp = snakemake.params.exp
 cells = {
     (int(c["n_train"]), float(c["gamma"])): read_frame(path)

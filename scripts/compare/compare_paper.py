@@ -10,9 +10,9 @@ from reliquant.core.io import (
     write_text,
 )
 from reliquant.core.paper import CLAIM_SCHEMA, COMPARISON_SCHEMA
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 
-log = setup_logging(snakemake.log[0], "compare")
+log = start_job(snakemake.log[0], "compare")
 out = snakemake.output
 tables = paper_tables(
     read_frame(snakemake.input.contrast), snakemake.params.evaluation, snakemake.params.claim

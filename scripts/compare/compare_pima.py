@@ -4,9 +4,9 @@ table (probability scores, tree robustness)."""
 from reliquant.compare.reproduction.tables import prediction_schema, score_columns
 from reliquant.compare.reproduction.tabular import pima_predictions
 from reliquant.core.io import read_frame, write_frame
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 
-log = setup_logging(snakemake.log[0], "compare")
+log = start_job(snakemake.log[0], "compare")
 frame = pima_predictions(
     read_frame(snakemake.input.pima), exp=snakemake.params.exp, seed=snakemake.params.seed
 )

@@ -4,9 +4,9 @@ value noise: per-prediction table."""
 from reliquant.compare.reproduction.tables import prediction_schema, score_columns
 from reliquant.compare.reproduction.tabular import table_predictions
 from reliquant.core.io import write_frame
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 
-log = setup_logging(snakemake.log[0], "compare")
+log = start_job(snakemake.log[0], "compare")
 frame = table_predictions(exp=snakemake.params.exp, seed=snakemake.params.seed)
 write_frame(frame, snakemake.output[0], prediction_schema(score_columns(frame)))
 log.info(

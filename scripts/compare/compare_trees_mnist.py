@@ -10,9 +10,9 @@ from reliquant.compare.reproduction.mnist import (
 )
 from reliquant.compare.reproduction.tables import prediction_schema, score_columns
 from reliquant.core.io import arrow_to_images, read_table, write_frame
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 
-log = setup_logging(snakemake.log[0], "compare")
+log = start_job(snakemake.log[0], "compare")
 inp, p = snakemake.input, snakemake.params
 train = read_table(inp.train, columns=["label", "image"])
 model, X, y = fit_mnist_model(

@@ -2,10 +2,10 @@
 case's softmax table (paper 004)."""
 
 from reliquant.core.io import read_table_file, save_figure, write_frame, write_markdown
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 from reliquant.mlm.custom import run_case
 
-setup_logging(snakemake.log[0], "mlm")
+start_job(snakemake.log[0], "mlm")
 reference = snakemake.input.get("reference")
 result = run_case(
     read_table_file(snakemake.input.softmax),

@@ -2,10 +2,10 @@
 eps_glob and eps_loc of every test row (paper 000)."""
 
 from reliquant.core.io import read_table_file, save_figure, write_frame, write_markdown
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 from reliquant.nbc.custom import run_case
 
-setup_logging(snakemake.log[0], "nbc")
+start_job(snakemake.log[0], "nbc")
 result = run_case(
     read_table_file(snakemake.input.train),
     read_table_file(snakemake.input.test),

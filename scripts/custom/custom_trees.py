@@ -2,11 +2,11 @@
 file on every row of its samples table (papers 001/002)."""
 
 from reliquant.core.io import read_table_file, save_figure, write_frame, write_markdown
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 from reliquant.trees import load_model
 from reliquant.trees.custom import run_case
 
-setup_logging(snakemake.log[0], "trees")
+start_job(snakemake.log[0], "trees")
 result = run_case(
     load_model(snakemake.input.model),
     read_table_file(snakemake.input.samples),

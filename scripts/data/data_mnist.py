@@ -2,9 +2,9 @@
 
 from reliquant.core.datasets import mnist_table, read_idx, verified_files
 from reliquant.core.io import write_table
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 
-log = setup_logging(snakemake.log[0], "data")
+log = start_job(snakemake.log[0], "data")
 files = verified_files(snakemake.input.verified)
 for split, prefix in (("train", "train"), ("test", "t10k")):
     images = read_idx(files[f"mnist/{prefix}-images-idx3-ubyte.gz"])

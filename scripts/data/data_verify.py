@@ -2,9 +2,9 @@
 
 from reliquant.core.datasets import verify_manifest
 from reliquant.core.io import write_text
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 
-log = setup_logging(snakemake.log[0], "data")
+log = start_job(snakemake.log[0], "data")
 dataset = snakemake.wildcards.dataset
 verified = verify_manifest(snakemake.params.manifest, snakemake.params.allow_download, dataset)
 for row in verified.itertuples(index=False):

@@ -7,11 +7,11 @@ import pandas as pd
 
 from reliquant.core.io import read_frame, save_figure, write_frame, write_markdown
 from reliquant.core.plotting import apply_style
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 from reliquant.mlm.reproduction.accuracy import ACCURACY_SCHEMA, accuracy_report
 from reliquant.mlm.reproduction.figures import accuracy_heatmap_figure, accuracy_lines_figure
 
-log = setup_logging(snakemake.log[0], "mlm")
+log = start_job(snakemake.log[0], "mlm")
 apply_style()
 cols = ["label", "prediction", "corruption", "level"]
 frame = pd.concat([read_frame(p, columns=cols) for p in snakemake.input.softmax], ignore_index=True)

@@ -6,7 +6,7 @@ Paper 004, Sections 3.3 a, 4.2 and 4.3.
 import numpy as np
 
 from reliquant.core.io import read_frame, write_frame, write_markdown
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 from reliquant.mlm.reproduction.centroid_tables import (
     CENTROIDS_SCHEMA,
     MISCLUSTERED_SCHEMA,
@@ -14,7 +14,7 @@ from reliquant.mlm.reproduction.centroid_tables import (
     centroid_tables,
 )
 
-log = setup_logging(snakemake.log[0], "mlm")
+log = start_job(snakemake.log[0], "mlm")
 train = read_frame(snakemake.input[0])
 out = centroid_tables(
     train, snakemake.params.kmeans, snakemake.params.seed, snakemake.params.paper_shift

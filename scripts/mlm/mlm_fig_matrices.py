@@ -7,7 +7,7 @@ import numpy as np
 
 from reliquant.core.io import read_frame, save_figure, write_frame
 from reliquant.core.plotting import apply_style
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 from reliquant.mlm.matrices import long_to_matrix
 from reliquant.mlm.reproduction.accuracy import CONFUSION_SCHEMA, confusion_frame, confusion_matrix
 from reliquant.mlm.reproduction.figures import (
@@ -17,7 +17,7 @@ from reliquant.mlm.reproduction.figures import (
     per_level_figure,
 )
 
-log = setup_logging(snakemake.log[0], "mlm")
+log = start_job(snakemake.log[0], "mlm")
 apply_style()
 out = snakemake.output
 

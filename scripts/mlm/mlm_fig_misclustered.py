@@ -8,12 +8,12 @@ import numpy as np
 from reliquant.core.datasets import load_mnist_split
 from reliquant.core.io import read_frame, save_figure
 from reliquant.core.plotting import apply_style
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 from reliquant.mlm.reproduction.centroid_tables import choose_examples
 from reliquant.mlm.reproduction.figures import bars_figure
 from reliquant.mlm.softmax import D_COLUMNS, P_COLUMNS
 
-log = setup_logging(snakemake.log[0], "mlm")
+log = start_job(snakemake.log[0], "mlm")
 apply_style()
 mis = read_frame(snakemake.input.misclustered).set_index("index", drop=False)
 preferred = list(snakemake.params.examples)

@@ -8,11 +8,11 @@ import pandas as pd
 
 from reliquant.core.io import arrow_to_images, read_frame, read_table, save_figure
 from reliquant.core.plotting import apply_style
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 from reliquant.mlm.reproduction.figures import pixelation_figure
 from reliquant.mlm.softmax import P_COLUMNS
 
-log = setup_logging(snakemake.log[0], "mlm")
+log = start_job(snakemake.log[0], "mlm")
 apply_style()
 cfg = snakemake.params.figures
 clean = snakemake.params.clean_partition

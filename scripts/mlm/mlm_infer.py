@@ -9,12 +9,12 @@ import torch  # noqa: E402
 from tqdm.auto import tqdm  # noqa: E402
 
 from reliquant.core.io import open_parquet, write_table  # noqa: E402
-from reliquant.core.runlog import progress_enabled, setup_logging  # noqa: E402
+from reliquant.core.runlog import progress_enabled, start_job  # noqa: E402
 from reliquant.mlm.cnn import load_model  # noqa: E402
 from reliquant.mlm.inference import score_image_table, select_device  # noqa: E402
 from reliquant.mlm.softmax import SOFTMAX_SCHEMA  # noqa: E402
 
-log = setup_logging(snakemake.log[0], "mlm")
+log = start_job(snakemake.log[0], "mlm")
 # speed-only settings (batch size, chunking) are read from the config, not passed as params,
 # so changing them reruns nothing: the scores do not depend on them (tests/test_inference.py).
 # The memory layout changes the float rounding of the convolutions: it is a param.

@@ -6,12 +6,12 @@ Rule mlm_matrices; paper 004, Sections 3.3 b-d and 3.4 (eqs. 4-10).
 import numpy as np
 
 from reliquant.core.io import read_frame, read_table, write_frame
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 from reliquant.mlm.matrices import MATRICES_SCHEMA, cell_distance_matrices, matrices_long
 from reliquant.mlm.reproduction.centroid_tables import centroid_array
 from reliquant.mlm.softmax import P_COLUMNS
 
-log = setup_logging(snakemake.log[0], "mlm")
+log = start_job(snakemake.log[0], "mlm")
 cfg = snakemake.params.perturbed
 mu = centroid_array(read_frame(snakemake.input.centroids), cfg["centroids"])
 log.info("distances to the %s centroids", cfg["centroids"])

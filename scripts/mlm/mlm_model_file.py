@@ -1,7 +1,7 @@
 """Read the user's CNN weights instead of training (rule mlm_model_file; config mlm.model)."""
 
 from reliquant.core.io import write_frame, write_markdown
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 from reliquant.mlm.cnn import (
     EXTERNAL_TRAINING_LOG_SCHEMA,
     external_model_markdown,
@@ -10,7 +10,7 @@ from reliquant.mlm.cnn import (
     save_model,
 )
 
-log = setup_logging(snakemake.log[0], "mlm")
+log = start_job(snakemake.log[0], "mlm")
 path, sha256 = snakemake.input.weights, snakemake.params.model["sha256"]
 model = load_model_file(path, sha256)
 log.info("read the CNN weights of %s (SHA-256 %s): not trained here", path, sha256)

@@ -2,10 +2,10 @@
 
 from reliquant.core.io import read_frame, write_frame, write_text
 from reliquant.core.paper import CLAIM_SCHEMA, COMPARISON_SCHEMA
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 from reliquant.mlm.reproduction.paper import paper_tables
 
-log = setup_logging(snakemake.log[0], "mlm")
+log = start_job(snakemake.log[0], "mlm")
 inp = snakemake.input
 tables = paper_tables(
     read_frame(inp.accuracy),

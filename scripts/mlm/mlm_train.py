@@ -7,11 +7,11 @@ pin_cpu_kernels()
 
 from reliquant.core.datasets import load_mnist_split  # noqa: E402
 from reliquant.core.io import write_frame, write_markdown  # noqa: E402
-from reliquant.core.runlog import setup_logging  # noqa: E402
+from reliquant.core.runlog import start_job  # noqa: E402
 from reliquant.mlm.cnn import TRAINING_LOG_SCHEMA, save_model, train_cnn, training_markdown  # noqa: E402
 from reliquant.mlm.inference import select_device  # noqa: E402
 
-log = setup_logging(snakemake.log[0], "mlm")
+log = start_job(snakemake.log[0], "mlm")
 cfg = snakemake.params.train
 x, y = load_mnist_split(snakemake.input.train)
 xt, yt = load_mnist_split(snakemake.input.test)

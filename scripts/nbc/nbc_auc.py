@@ -3,11 +3,11 @@
 import pandas as pd
 
 from reliquant.core.io import frame_to_markdown, read_frame, write_frame, write_markdown
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 from reliquant.nbc.reproduction.curves import AUC_PER_SET_SCHEMA, AUC_SCHEMA
 from reliquant.nbc.reproduction.paper import CELL_CLAIMS_SCHEMA, auc_report
 
-log = setup_logging(snakemake.log[0], "nbc")
+log = start_job(snakemake.log[0], "nbc")
 curves = pd.concat([read_frame(p) for p in snakemake.input], ignore_index=True)
 report = auc_report(curves, snakemake.params.paper)
 write_frame(report.summary, snakemake.output.table, AUC_SCHEMA)

@@ -1,11 +1,11 @@
 """Rule nbc_cell: one (N_train, gamma) cell of paper 000, Section 7.5 -> metrics per instance."""
 
 from reliquant.core.io import read_frame, write_frame
-from reliquant.core.runlog import progress_enabled, setup_logging
+from reliquant.core.runlog import progress_enabled, start_job
 from reliquant.nbc.reproduction.distributions import distributions_from_tables
 from reliquant.nbc.reproduction.experiment import CELL_SCHEMA, gamma_key, parse_gamma, run_cell
 
-log = setup_logging(snakemake.log[0], "nbc")
+log = start_job(snakemake.log[0], "nbc")
 n_train = int(snakemake.wildcards.nbc_n)
 gamma = parse_gamma(snakemake.wildcards.nbc_g)
 dists = distributions_from_tables(

@@ -3,14 +3,14 @@
 import numpy as np
 
 from reliquant.core.io import write_frame
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 from reliquant.nbc.reproduction.distributions import (
     d_test_schema,
     distribution_tables,
     distributions_schema,
 )
 
-log = setup_logging(snakemake.log[0], "nbc")
+log = start_job(snakemake.log[0], "nbc")
 design = snakemake.params.design
 tables, test = distribution_tables(design, snakemake.params.seed)
 n_features = len(design["n_values"])

@@ -2,10 +2,10 @@
 
 from reliquant.core.io import read_frame, write_frame, write_text
 from reliquant.core.paper import CLAIM_SCHEMA, COMPARISON_SCHEMA
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 from reliquant.nbc.reproduction.paper import paper_tables
 
-log = setup_logging(snakemake.log[0], "nbc")
+log = start_job(snakemake.log[0], "nbc")
 tables = paper_tables(read_frame(snakemake.input.claims), snakemake.params.paper)
 write_frame(tables.comparison, snakemake.output.comparison, COMPARISON_SCHEMA)
 write_frame(tables.claims, snakemake.output.claims, CLAIM_SCHEMA)

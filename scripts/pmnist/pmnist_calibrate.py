@@ -9,13 +9,13 @@ import yaml
 
 from reliquant.core.datasets import load_mnist_split
 from reliquant.core.io import write_text
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 from reliquant.mlm.cnn import load_model
 from reliquant.mlm.inference import predict_softmax
 from reliquant.pmnist.reproduction import partitions as P
 from reliquant.pmnist.reproduction.calibration import calibrate
 
-log = setup_logging(snakemake.log[0], "pmnist")
+log = start_job(snakemake.log[0], "pmnist")
 params = snakemake.params
 # speed only (predictions do not depend on it), so read from the config, not a rerun trigger
 batch_size = snakemake.config["pmnist"]["calibration"]["batch_size"]

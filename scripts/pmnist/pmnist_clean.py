@@ -2,10 +2,10 @@
 
 from reliquant.core.datasets import load_mnist_split
 from reliquant.core.io import write_table
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 from reliquant.pmnist.reproduction import partitions as P
 
-log = setup_logging(snakemake.log[0], "pmnist")
+log = start_job(snakemake.log[0], "pmnist")
 images, labels = load_mnist_split(snakemake.input[0])
 idx = P.select_subset(labels, snakemake.params.images_per_class)
 log.info("clean partition: %d of %d test images", idx.size, labels.size)

@@ -4,11 +4,11 @@ import yaml
 
 from reliquant.core.datasets import load_mnist_split
 from reliquant.core.io import write_table
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 from reliquant.pmnist.registry import N_LEVELS
 from reliquant.pmnist.reproduction import partitions as P
 
-log = setup_logging(snakemake.log[0], "pmnist")
+log = start_job(snakemake.log[0], "pmnist")
 name = snakemake.wildcards.corruption
 params = dict(snakemake.params.corruption)
 preset = params.pop("preset")

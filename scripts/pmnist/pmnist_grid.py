@@ -4,10 +4,10 @@ import shutil
 from pathlib import Path
 
 from reliquant.core.io import atomic_path, save_figure
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 from reliquant.pmnist.reproduction import figures as F
 
-log = setup_logging(snakemake.log[0], "pmnist")
+log = start_job(snakemake.log[0], "pmnist")
 grid = snakemake.params.grid
 clean_path, *corrupt_paths = snakemake.input
 chosen = F.grid_examples(clean_path, grid["example"])

@@ -9,11 +9,11 @@ from reliquant.core.io import (
     write_markdown,
     write_table,
 )
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 from reliquant.pmnist.reproduction import figures as F
 from reliquant.pmnist.reproduction import partitions as P
 
-log = setup_logging(snakemake.log[0], "pmnist")
+log = start_job(snakemake.log[0], "pmnist")
 table = pa.concat_tables([read_table(p, schema=P.SUMMARY_SCHEMA) for p in snakemake.input])
 write_table(table, snakemake.output.table, P.SUMMARY_SCHEMA)
 frame = table.to_pandas()

@@ -11,9 +11,9 @@ from reliquant.core.benchmarks import (
     report_summary,
 )
 from reliquant.core.io import write_text
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 
-log = setup_logging(snakemake.log[0], "report")
+log = start_job(snakemake.log[0], "report")
 sections = {Path(p).stem: Path(p).read_text(encoding="utf-8") for p in snakemake.input}
 out = snakemake.output
 write_text(collect_benchmarks(sections), out.summary)

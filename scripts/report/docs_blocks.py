@@ -6,13 +6,13 @@ from reliquant.compare.reproduction.highlights import highlight_blocks as compar
 from reliquant.core.docs import merge_blocks
 from reliquant.core.io import read_frame, write_text
 from reliquant.core.paper import read_notes
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 from reliquant.mlm.reproduction.highlights import highlight_blocks as mlm_blocks
 from reliquant.nbc.reproduction.highlights import highlight_blocks as nbc_blocks
 from reliquant.pmnist.reproduction.highlights import highlight_blocks as pmnist_blocks
 from reliquant.trees.reproduction.highlights import highlight_blocks as trees_blocks
 
-log = setup_logging(snakemake.log[0], "report")
+log = start_job(snakemake.log[0], "report")
 inp = snakemake.input
 comparisons, claims = read_frame(inp.comparisons), read_frame(inp.claims)
 blocks = merge_blocks(

@@ -4,9 +4,9 @@ from pathlib import Path
 
 from reliquant.core.docs import check_markdown
 from reliquant.core.io import write_markdown
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 
-log = setup_logging(snakemake.log[0], "report")
+log = start_job(snakemake.log[0], "report")
 contents = {Path(p).stem: Path(p).read_text(encoding="utf-8") for p in snakemake.input.blocks}
 text = check_markdown(snakemake.input.pages, contents)
 write_markdown(text, snakemake.output.md, snakemake.output.html)

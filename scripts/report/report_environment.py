@@ -4,9 +4,9 @@ import json
 
 from reliquant.core.environment import environment_record
 from reliquant.core.io import write_text
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 
-log = setup_logging(snakemake.log[0], "report")
+log = start_job(snakemake.log[0], "report")
 record = environment_record(job_threads=snakemake.threads)
 write_text(json.dumps(record, indent=2) + "\n", snakemake.output[0])
 log.info(

@@ -4,9 +4,9 @@ import pandas as pd
 
 from reliquant.core.io import read_frame, write_frame, write_markdown
 from reliquant.core.paper import CLAIM_SCHEMA, COMPARISON_SCHEMA, read_notes, render_summary
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 
-log = setup_logging(snakemake.log[0], "report")
+log = start_job(snakemake.log[0], "report")
 inp = snakemake.input
 comparisons = pd.concat([read_frame(p) for p in inp.comparisons], ignore_index=True)
 claims = pd.concat([read_frame(p) for p in inp.claims], ignore_index=True)

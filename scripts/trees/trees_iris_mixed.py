@@ -3,10 +3,10 @@ noise (normal, exponential, chi-square, lognormal) with normal correlations draw
 and 0.3."""
 
 from reliquant.core.io import read_frame, save_figure, write_frame, write_markdown
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 from reliquant.trees.reproduction.experiments import iris_mixed
 
-setup_logging(snakemake.log[0], "trees")
+start_job(snakemake.log[0], "trees")
 result = iris_mixed(
     read_frame(snakemake.input.iris), exp=snakemake.params.exp, seed=snakemake.params.seed
 )

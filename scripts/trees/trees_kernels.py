@@ -3,9 +3,9 @@ disk cache) once per machine, before the jobs that run them, which then load the
 cache; results/trees/kernels.tsv lists the kernels, their signatures and seconds."""
 
 from reliquant.core.io import write_text
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 
-setup_logging(snakemake.log[0], "trees")
+start_job(snakemake.log[0], "trees")
 # Importing reliquant.trees compiles the kernels robustness() draws with (warm_up): this job's
 # work, not its start-up, so the import comes after the log's first line.
 from reliquant.trees.kernel_cache import compile_kernels  # noqa: E402

@@ -5,10 +5,10 @@ import pandas as pd
 
 from reliquant.core.io import read_frame, write_frame, write_markdown, write_text
 from reliquant.core.paper import CLAIM_SCHEMA, COMPARISON_SCHEMA
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 from reliquant.trees.reproduction.paper import paper_tables
 
-setup_logging(snakemake.log[0], "trees")
+start_job(snakemake.log[0], "trees")
 inp = snakemake.input
 result = paper_tables(
     table1=read_frame(inp.table1),

@@ -7,10 +7,10 @@ robustness of every test subject (estimate, interval, certified bounds) and its 
 import numba
 
 from reliquant.core.io import read_frame, save_figure, write_frame, write_markdown
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 from reliquant.trees.reproduction.pima import PIMA_SENSITIVITY_SCHEMA, pima
 
-setup_logging(snakemake.log[0], "trees")
+start_job(snakemake.log[0], "trees")
 # the compiled kernel's thread pool: the job's threads (results do not depend on it)
 numba.set_num_threads(min(snakemake.threads, numba.config.NUMBA_NUM_THREADS))
 result = pima(

@@ -2,10 +2,10 @@
 the 99 % boxes, R^2 between them."""
 
 from reliquant.core.io import read_frame, save_figure, write_frame, write_markdown
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 from reliquant.trees.reproduction.experiments import table1
 
-setup_logging(snakemake.log[0], "trees")
+start_job(snakemake.log[0], "trees")
 result = table1(
     read_frame(snakemake.input.iris), exp=snakemake.params.exp, common=snakemake.params.common
 )

@@ -6,10 +6,10 @@ import numba
 
 from reliquant.core.datasets import load_mnist_split
 from reliquant.core.io import save_figure, write_frame, write_markdown, write_text
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 from reliquant.trees.reproduction.experiments import table2
 
-setup_logging(snakemake.log[0], "trees")
+start_job(snakemake.log[0], "trees")
 # the compiled kernel's thread pool: the job's threads (results do not depend on it)
 numba.set_num_threads(min(snakemake.threads, numba.config.NUMBA_NUM_THREADS))
 result = table2(

@@ -5,10 +5,10 @@ import numba
 
 from reliquant.core.datasets import load_mnist_split
 from reliquant.core.io import write_frame
-from reliquant.core.runlog import setup_logging
+from reliquant.core.runlog import start_job
 from reliquant.trees.reproduction.experiments import table3_size
 
-setup_logging(snakemake.log[0], "trees")
+start_job(snakemake.log[0], "trees")
 # the compiled kernel's thread pool: the job's threads (results do not depend on it)
 numba.set_num_threads(min(snakemake.threads, numba.config.NUMBA_NUM_THREADS))
 result = table3_size(

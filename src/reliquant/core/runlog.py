@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-__all__ = ["progress_enabled", "setup_logging"]
+__all__ = ["progress_enabled", "setup_logging", "start_job"]
 
 
 def setup_logging(log_path: str | os.PathLike | None, name: str = "reliquant") -> logging.Logger:
@@ -34,6 +34,22 @@ def setup_logging(log_path: str | os.PathLike | None, name: str = "reliquant") -
     # The first line of every job's log: a script calls this after its imports, so the
     # workflow benchmark (reliquant.core.runtimes) reads start-up as job start -> this line.
     log.info("logging started (imports done)")
+    return log
+
+
+def start_job(log_path: str | os.PathLike | None, name: str = "reliquant") -> logging.Logger:
+    """Start a workflow job: keep freed heap memory in the process, then :func:`setup_logging`.
+
+    :func:`reliquant.core.allocator.retain_freed_memory` stops glibc from unmapping and
+    re-faulting the blocks a job frees and allocates again on every step; results are
+    unchanged. Every script calls this after its imports.
+    """
+    from reliquant.core.allocator import retain_freed_memory
+
+    retained = retain_freed_memory()
+    log = setup_logging(log_path, name)
+    if not retained:
+        log.info("heap thresholds left as they are (the C library is not glibc)")
     return log
 
 
