@@ -3,6 +3,7 @@ not change it, any change to what runs does."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -165,3 +166,20 @@ def test_the_library_digest_ignores_a_comment_in_the_real_sources(tmp_path):
     assert library_digest(copy, ["core"]) == before
     io.write_text(io.read_text() + "\nEXTRA = 1\n")
     assert library_digest(copy, ["core"]) != before
+
+
+def test_an_edit_between_two_digests_of_one_process_counts(tmp_path):
+    """The per-process cache of normalised sources follows the bytes, not the file's name or
+    timestamps: an edit of the same size within the same second still changes the digest,
+    and reverting it gives the first digest back."""
+    module = tmp_path / "pkg" / "mod.py"
+    module.parent.mkdir()
+    module.write_text("x = 1\n", encoding="utf-8")
+    first = library_digest(tmp_path, ["pkg"])
+    stat = module.stat()
+    module.write_text("x = 2\n", encoding="utf-8")
+    os.utime(module, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # same size and mtime
+    second = library_digest(tmp_path, ["pkg"])
+    assert second != first
+    module.write_text("x = 1  # a comment\n", encoding="utf-8")
+    assert library_digest(tmp_path, ["pkg"]) == first

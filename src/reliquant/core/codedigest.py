@@ -17,6 +17,10 @@ made every comment, docstring or formatting edit rerun those jobs (an edited com
 The dump is that of the interpreter running the workflow: a Python version whose syntax tree
 has other fields gives other digests (and reruns once), which is what a new interpreter
 deserves anyway.
+
+A workflow computes the digest of ``core`` with every topic's, so each file's normalised code
+is kept per process, keyed by its path and the SHA-256 of its bytes (:func:`_file_content`):
+a file is parsed once per Snakefile parse, and an edited file is parsed again.
 """
 
 from __future__ import annotations
@@ -68,6 +72,21 @@ def normalized_source(text: str, filename: str = "<source>") -> str:
     return ast.dump(tree, annotate_fields=True, include_attributes=False)
 
 
+#: Normalised code per (SHA-256 of a source's bytes, its file name); see :func:`_file_content`.
+_NORMALIZED: dict[tuple[str, str], bytes] = {}
+
+
+def _file_content(path: Path) -> bytes:
+    """What :func:`source_digest` hashes of ``path``: normalised code or the file's bytes."""
+    raw = path.read_bytes()
+    if path.suffix != ".py":
+        return raw
+    key = (hashlib.sha256(raw).hexdigest(), str(path))
+    if key not in _NORMALIZED:
+        _NORMALIZED[key] = normalized_source(raw.decode("utf-8"), str(path)).encode()
+    return _NORMALIZED[key]
+
+
 def source_digest(
     paths: Iterable[str | os.PathLike], root: str | os.PathLike, length: int = DIGEST_LENGTH
 ) -> str:
@@ -94,10 +113,7 @@ def source_digest(
     digest = hashlib.sha256()
     for path in files:
         relative = path.relative_to(root).as_posix()
-        if path.suffix == ".py":
-            content = normalized_source(path.read_text(encoding="utf-8"), str(path)).encode()
-        else:
-            content = path.read_bytes()
+        content = _file_content(path)
         # length-prefixed, so that no two different file lists hash the same bytes
         for part in (relative.encode(), content):
             digest.update(len(part).to_bytes(8, "big"))
