@@ -89,6 +89,22 @@ def test_tiny_training_is_deterministic_and_learns(tmp_path):
         assert torch.equal(loaded(xb), a.model.eval()(xb))
 
 
+def test_accuracy_does_not_depend_on_the_evaluation_batch():
+    """The per-epoch test accuracy is scored 256 rows at a time: every row's logits equal
+    those of one pass over all rows (and of other batch sizes) bit for bit, so the training
+    log does not depend on the evaluation batch."""
+    x, y, xt, yt = _mnist_subset(200, 1000)
+    model = cnn.train_cnn(x, y, epochs=1, lr=0.1, batch_size=16, seed=5, threads=1).model
+    xb = cnn.normalise_images(xt)
+    with torch.inference_mode():
+        whole = model.eval()(xb)
+        for batch in (256, 128, 1000 // 8 * 8, 2048):
+            parts = torch.cat([model(xb[i : i + batch]) for i in range(0, len(xb), batch)])
+            assert torch.equal(parts.view(torch.int32), whole.view(torch.int32)), batch
+    expected = float((whole.argmax(1) == torch.as_tensor(yt).long()).double().mean())
+    assert cnn._accuracy(model, xb, torch.as_tensor(yt).long()) == expected
+
+
 def test_train_rejects_bad_arguments():
     x = np.zeros((10, 28, 28), np.uint8)
     with pytest.raises(ValueError, match="labels must lie"):

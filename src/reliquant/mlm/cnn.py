@@ -169,7 +169,14 @@ def _check_labels(labels: np.ndarray, n: int, what: str) -> torch.Tensor:
     return torch.from_numpy(labels.astype(np.int64))
 
 
-def _accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch_size: int = 2048) -> float:
+def _accuracy(model: nn.Module, x: torch.Tensor, y: torch.Tensor, batch_size: int = 256) -> float:
+    """Share of rows of ``x`` whose most likely class is ``y``, scored ``batch_size`` at a time.
+
+    The logits do not depend on the batch size (checked bit for bit on the 10,000 test images
+    for 128 to 2048); 256 keeps each batch's activations (13 MB) in the heap, where 2048 rows
+    (103 MB) were mapped and faulted afresh for every batch: 0.7 s instead of 2.0-2.5 s per
+    evaluation, once per epoch.
+    """
     model.eval()
     correct = 0
     with torch.inference_mode():
