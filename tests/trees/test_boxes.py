@@ -18,7 +18,7 @@ from sklearn.ensemble import (
 from sklearn.tree import DecisionTreeClassifier
 
 from reliquant.trees.box_mass import CorrelatedNormal, IndependentNormal
-from reliquant.trees.boxes import grid_intervals, grid_robustness
+from reliquant.trees.boxes import grid_counts, grid_intervals, grid_robustness
 from reliquant.trees.grid_kernel import chunk_scores, grid_tables, labelled_masses
 from reliquant.trees.readers import extract_ensemble
 from reliquant.trees.structure import LGBM_ZERO, Tree, TreeEnsemble, label_from_scores
@@ -54,6 +54,32 @@ def test_grid_equals_brute_force_decision_tree(iris):
         g = grid_robustness(ens, noise, mu)
         assert g.robustness == pytest.approx(brute_force(ens, noise, mu), abs=1e-12)
         assert g.n_boxes == ens.n_grid_boxes()
+
+
+def test_grid_counts_are_the_kept_intervals(iris):
+    """grid_counts counts grid_intervals' kept intervals per feature (all, 99 %, wide and
+    narrow noise, a fixed feature), and a brute-force count of the boxes meeting the
+    bounding box."""
+    X, y = iris
+    ens = extract_ensemble(
+        RandomForestClassifier(n_estimators=5, max_depth=4, random_state=0).fit(X, y)
+    )
+    for mu in X[::29]:
+        for noise in (
+            IndependentNormal.from_variance(mu, 0.1),
+            IndependentNormal.from_variance(mu, 4.0),
+            IndependentNormal(mu, np.array([0.3, 0.0, 0.05, 1.0])),
+        ):
+            for prune in (None, 0.99, 0.5):
+                ivs = grid_intervals(ens, noise, mu, prune)
+                counts = grid_counts(ens, noise, mu, prune)
+                assert counts == [len(lo) for lo, _, _ in ivs]
+                if prune is not None:
+                    blo, bhi = noise.bounding_box(prune, "ellipsoid")
+                    for i, t in enumerate(ens.thresholds()):
+                        e = [-np.inf, *t.tolist(), np.inf]
+                        n = sum(e[j] < bhi[i] and e[j + 1] > blo[i] for j in range(len(e) - 1))
+                        assert counts[i] == n
 
 
 def test_grid_equals_brute_force_small_forest_and_xgb(iris):

@@ -31,7 +31,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from sklearn.linear_model import LogisticRegression
 
 from reliquant.compare.rejection import auarc, check_correct, check_score
 
@@ -111,6 +110,10 @@ def fit_hybrid(
     """Fit the hybrid on a validation split: rank transforms of ``rq_val`` and ``uq_val``
     (both higher = more reliable), then ``LogisticRegression(C=C)`` of ``correct_val`` on the
     two ranks. ``correct_val`` must hold both right and wrong predictions (``ValueError``)."""
+    # imported on use: scikit-learn takes a second to import, and every job importing
+    # reliquant.compare would pay it
+    from sklearn.linear_model import LogisticRegression
+
     c = check_correct(correct_val, "correct_val")
     rq_t = fit_rank_transform(rq_val, "rq_val")
     uq_t = fit_rank_transform(uq_val, "uq_val")

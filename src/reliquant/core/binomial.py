@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy import special
 
 __all__ = ["clopper_pearson_bounds"]
 
@@ -21,6 +20,8 @@ def clopper_pearson_bounds(
 
     Raises ``ValueError`` unless ``0 < confidence < 1``, ``n >= 1`` and ``0 <= k <= n``.
     """
+    from scipy import special  # imported on use: scipy is slow to import, few jobs call this
+
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1); got {confidence!r}")
     k = np.asarray(k, dtype=np.float64)

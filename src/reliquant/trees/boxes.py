@@ -44,6 +44,7 @@ from reliquant.trees.structure import TreeEnsemble, label_from_scores
 
 __all__ = [
     "GridResult",
+    "grid_counts",
     "grid_intervals",
     "grid_robustness",
 ]
@@ -94,6 +95,22 @@ def grid_intervals(
             keep = (lo < bhi[i]) & (hi > blo[i])
             lo, hi, c = lo[keep], hi[keep], c[keep]
         out.append((lo, hi, c))
+    return out
+
+
+def grid_counts(
+    ensemble: TreeEnsemble, noise, mu: np.ndarray, prune: float | None = None
+) -> list[int]:
+    """Per feature, the number of kept intervals of :func:`grid_intervals` (the same test,
+    ``lo < box_hi`` and ``hi > box_lo``), without making the intervals' centres: the grid's
+    size is their product (eq. 3)."""
+    if prune is None:
+        return [len(t) + 1 for t in ensemble.thresholds()]
+    blo, bhi = noise.bounding_box(prune, "ellipsoid")
+    out = []
+    for i, t in enumerate(ensemble.thresholds()):
+        edges = np.concatenate([[-np.inf], t, [np.inf]])
+        out.append(int(np.count_nonzero((edges[:-1] < bhi[i]) & (edges[1:] > blo[i]))))
     return out
 
 

@@ -39,7 +39,7 @@ from reliquant.core.runlog import progress_enabled
 from reliquant.core.seeding import block_int_seed, block_rng
 from reliquant.trees.anytime import CHUNK, robustness, warm_up
 from reliquant.trees.box_mass import IndependentNormal, NortaNoise
-from reliquant.trees.boxes import grid_intervals, grid_robustness
+from reliquant.trees.boxes import grid_counts, grid_robustness
 from reliquant.trees.engine import EngineResult, exact_robustness
 from reliquant.trees.kernel import shared_normal_scores
 from reliquant.trees.monte_carlo import compiled_monte_carlo, monte_carlo_robustness
@@ -69,8 +69,8 @@ log = logging.getLogger(__name__)
 
 def grid_size(ensemble: TreeEnsemble, noise, mu: np.ndarray, prune: float | None) -> int:
     """Number of boxes the paper's grid enumerates (eq. 3), all or meeting the ``prune``
-    bounding box, without enumerating them."""
-    return math.prod(len(lo) for lo, _, _ in grid_intervals(ensemble, noise, mu, prune))
+    bounding box, without enumerating them (:func:`reliquant.trees.boxes.grid_counts`)."""
+    return math.prod(grid_counts(ensemble, noise, mu, prune))
 
 
 def certified_robustness(

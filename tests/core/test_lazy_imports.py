@@ -1,0 +1,73 @@
+"""Start-up of the workflow's jobs: what a script imports before its first log line pulls in no
+heavy package the job does not use (issue 24).
+
+Each case imports, in a fresh interpreter, the library modules that jobs import at their top
+and lists the heavy packages then loaded: one imported at module level where a function would
+do (scikit-learn in ``reliquant.compare.hybrid``, scipy in ``reliquant.core.binomial``) costs
+0.3-1 s in every job that imports the module without calling the function. (pandas is no such
+case: pyarrow imports it on its first ``pa.array`` or ``to_numpy``, so every job loads it.)
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+HEAVY = ("matplotlib", "numba", "pandas", "scipy", "sklearn", "torch", "xgboost")
+
+# (modules imported in this order, heavy packages those imports may load)
+CASES = {
+    # pandas: every compare job reads and writes data frames; scikit-learn (the hybrid's
+    # logistic regression, the random forest) and scipy (Clopper-Pearson) are imported by the
+    # functions that use them, so compare_cnn, _figures, _mnist_sample, _nbc, _paper and
+    # docs_blocks do not pay for them
+    "compare jobs": (
+        [
+            "reliquant.compare",
+            "reliquant.compare.reproduction.evaluation",
+            "reliquant.compare.reproduction.highlights",
+            "reliquant.compare.reproduction.mnist",
+            "reliquant.compare.reproduction.paper",
+            "reliquant.compare.reproduction.tables",
+            "reliquant.compare.reproduction.tabular",
+        ],
+        {"pandas"},
+    ),
+    # pandas: reliquant.core imports reliquant.core.io
+    "Clopper-Pearson interval": (["reliquant.core.binomial"], {"pandas"}),
+}
+
+
+def heavy_loaded(modules: list[str]) -> set[str]:
+    """The :data:`HEAVY` packages in ``sys.modules`` of a fresh interpreter after importing
+    ``modules``."""
+    code = "\n".join(
+        [
+            "import importlib, sys",
+            f"for name in {modules!r}:",
+            "    importlib.import_module(name)",
+            f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules))",
+        ]
+    )
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    return set(out.stdout.split())
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_job_imports_load_no_unused_heavy_package(case: str) -> None:
+    modules, allowed = CASES[case]
+    extra = heavy_loaded(modules) - allowed
+    assert not extra, f"importing {modules} loads {sorted(extra)} (import them where used)"
+
+
+def test_the_check_sees_a_heavy_import() -> None:
+    """The probe itself: importing a module that imports pandas at its top is seen."""
+    assert "pandas" in heavy_loaded(["reliquant.nbc.reproduction.curves"])
