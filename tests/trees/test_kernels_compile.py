@@ -83,10 +83,8 @@ def test_compiled_kernels_cover_every_call():
     # the entry points of count_agree (both paths), chunk_seeds, the helpers, the box grid
     assert {
         "kernel._chunk",
-        "kernel._count_chunks",
         "kernel._chunk_of_scores",
-        "kernel._count_chunks_of_scores",
-        "kernel._normal_scores_of_chunks",
+        "kernel._chunk_normal_scores",
         "kernel._hash_states",
         "kernel._sample_bins",
         "kernel._labels_of_bins",
@@ -143,7 +141,7 @@ def test_a_later_process_loads_every_kernel_from_the_cache(tmp_path):
     assert (loaded["cache_hits"] == loaded["signatures"]).all(), loaded
     # every kernel the workload called was one compile_kernels listed
     assert set(loaded["kernel"]) <= set(first["kernel"]), set(loaded["kernel"])
-    assert {"kernel._chunk", "kernel._count_chunks_of_scores", "grid_kernel._grid_chunk"} <= set(
+    assert {"kernel._chunk", "kernel._chunk_of_scores", "grid_kernel._grid_chunk"} <= set(
         loaded["kernel"]
     )
 

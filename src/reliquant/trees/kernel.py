@@ -35,7 +35,9 @@ Draws come in blocks of ``BLOCK``, for a :class:`reliquant.trees.plan.Plan`:
 Random numbers: SplitMix64 (Steele, Lea & Flood 2014) per chunk of draws, each chunk seeded
 by hashing ``(seed, chunk index)``, so results do not depend on the number of threads.
 
-Public API: :func:`count_agree` (parallel over chunks), :func:`shared_normal_scores` (a
+Public API: :func:`count_agree` (parallel over chunks: each chunk one call of a ``nogil``
+kernel, the chunks shared out among ``numba.get_num_threads()`` Python threads, so that no
+``parallel=True`` kernel has to be compiled), :func:`shared_normal_scores` (a
 context in which correlated plans share their normal scores), :func:`compile_for` (compile
 the kernels :func:`count_agree` runs for a plan's type, before any timing),
 :func:`kernel_signatures` (every kernel called from Python with its argument types, for
@@ -50,10 +52,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
 import numpy as np
-from numba import njit, prange, typeof, types
+from numba import get_num_threads, njit, typeof, types
 from numba.core.dispatcher import Dispatcher
 
 from reliquant.trees.plan import Plan
@@ -79,14 +82,14 @@ _LOW32 = np.int64(0xFFFFFFFF)
 _INV53 = 1.0 / 9007199254740992.0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _mix(z):
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
     return z ^ (z >> np.uint64(31))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _uniform(state):
     """Next uniform on [0, 1) (53 bits) of the SplitMix64 stream ``state[0]``."""
     state[0] = state[0] + _GOLDEN
@@ -114,7 +117,7 @@ LINEAR_MAX = 48  # features with at most this many thresholds count them instead
 ZLINEAR_MAX = 96  # the same for the normal-score cuts of correlated draws
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _search(cdf, base, lo, hi, u):
     """Bin ``j`` in ``lo..hi`` with ``cdf[base + j] < u <= cdf[base + j + 1]`` (clamped)."""
     while lo < hi:
@@ -126,7 +129,7 @@ def _search(cdf, base, lo, hi, u):
     return lo
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _bin_of_value(cuts, start, stop, v):
     """Number of cuts in ``cuts[start:stop]`` strictly below ``v`` (bin of ``v``)."""
     lo, hi = start, stop
@@ -238,7 +241,7 @@ def _bins_of_scores(p, z, start, bins, n):
                 row[i] = _bin_of_value(zcut, off[a], off[a + 1], zs[i])
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _correlated_bins(p, state, bins, n):
     """Bins of ``n`` correlated draws: z = L e, e standard normal (Box-Muller)."""
     z = np.empty((p.off.shape[0] - 1, n))
@@ -464,7 +467,7 @@ def _labels(p, bins, n, scores, out):
             out[i] = _exact_label(p, live_leaf)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _draw_block(p, state, n, bins, scores, out):
     if p.correlated:
         _correlated_bins(p, state, bins, n)
@@ -475,7 +478,7 @@ def _draw_block(p, state, n, bins, scores, out):
     _labels(p, bins, n, scores, out)
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _chunk(p, state0, n):
     """Number of draws (of ``n``) that keep label ``p.y``."""
     state = np.empty(1, dtype=np.uint64)
@@ -493,16 +496,7 @@ def _chunk(p, state0, n):
     return agree
 
 
-@njit(cache=True, parallel=True)
-def _count_chunks(p, seeds, chunk, total):
-    out = np.zeros(seeds.shape[0], dtype=np.int64)
-    for c in prange(seeds.shape[0]):
-        n = min(chunk, total - c * chunk)
-        out[c] = _chunk(p, seeds[c], n)
-    return out
-
-
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _chunk_normal_scores(chol, state0, n, z):
     """``z[:, :n]``: the normal scores of a correlated chunk's ``n`` draws (its stream from
     ``state0``, block by block as :func:`_chunk` draws them)."""
@@ -512,13 +506,7 @@ def _chunk_normal_scores(chol, state0, n, z):
         _normal_scores(chol, state, z, start, min(BLOCK, n - start))
 
 
-@njit(cache=True, parallel=True)
-def _normal_scores_of_chunks(chol, seeds, ns, arena, rows):
-    for c in prange(seeds.shape[0]):
-        _chunk_normal_scores(chol, seeds[c], ns[c], arena[rows[c]])
-
-
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _chunk_of_scores(p, z, n):
     """:func:`_chunk` for a correlated plan whose chunk's normal scores ``z`` (``(A, >= n)``,
     :func:`_chunk_normal_scores`) are made already: the same bins, labels and count."""
@@ -536,12 +524,34 @@ def _chunk_of_scores(p, z, n):
     return agree
 
 
-@njit(cache=True, parallel=True)
-def _count_chunks_of_scores(p, arena, rows, chunk, total):
-    out = np.zeros(rows.shape[0], dtype=np.int64)
-    for c in prange(rows.shape[0]):
-        n = min(chunk, total - c * chunk)
-        out[c] = _chunk_of_scores(p, arena[rows[c]], n)
+_POOL: dict[int, ThreadPoolExecutor] = {}  # worker threads -> the pool (made when first needed)
+_ROWS_PER_TASK = 64 * BLOCK  # rows of labels_of_bins and bins_of per thread task
+
+
+def _in_threads(task, n: int) -> np.ndarray:
+    """``[task(0), ..., task(n - 1)]`` as int64 (None as 0), the tasks (``nogil`` kernels)
+    shared out among ``numba.get_num_threads()`` threads, each taking the next task when it
+    is done (what a ``prange`` loop over the tasks did, without compiling one: a task's
+    result does not depend on the thread that runs it)."""
+    out = np.zeros(n, dtype=np.int64)
+    threads = min(get_num_threads(), n)
+
+    def work(todo) -> None:
+        for c in todo:  # a range iterator: next() is atomic under the GIL
+            r = task(c)
+            if r is not None:
+                out[c] = r
+
+    todo = iter(range(n))
+    if threads <= 1:
+        work(todo)
+        return out
+    if threads - 1 not in _POOL:
+        _POOL[threads - 1] = ThreadPoolExecutor(threads - 1, thread_name_prefix="reliquant-kernel")
+    futures = [_POOL[threads - 1].submit(work, todo) for _ in range(threads - 1)]
+    work(todo)  # the calling thread takes tasks too
+    for f in futures:
+        f.result()
     return out
 
 
@@ -591,7 +601,10 @@ class _ScoreStore:
         if missing:
             m = np.array(missing, dtype=np.int64)
             chol = np.ascontiguousarray(chol)
-            _normal_scores_of_chunks(chol, seeds[m], ns[m], self.arena, rows[m])
+            arena, seeds_m, ns_m, rows_m = self.arena, seeds[m], ns[m], rows[m]
+            _in_threads(
+                lambda c: _chunk_normal_scores(chol, seeds_m[c], ns_m[c], arena[rows_m[c]]), len(m)
+            )
         return self.arena, rows
 
 
@@ -623,6 +636,7 @@ def count_agree(plan: Plan, seeds: np.ndarray, chunk: int, total: int) -> np.nda
     :func:`shared_normal_scores`, a correlated plan's normal scores come from its store."""
     if total > len(seeds) * chunk or total <= (len(seeds) - 1) * chunk:
         raise ValueError(f"{total} draws do not fill {len(seeds)} chunks of {chunk}")
+    ns = [min(int(chunk), int(total) - c * int(chunk)) for c in range(len(seeds))]
     stored = None
     if _STORE is not None and plan.correlated and plan.n_in_play:
         stored = _STORE.rows(plan.chol, seeds, int(chunk), int(total))
@@ -630,10 +644,10 @@ def count_agree(plan: Plan, seeds: np.ndarray, chunk: int, total: int) -> np.nda
         arena, rows = stored
         if len(seeds) == 1:
             return np.array([_chunk_of_scores(plan, arena[rows[0]], int(total))], dtype=np.int64)
-        return _count_chunks_of_scores(plan, arena, rows, int(chunk), int(total))
+        return _in_threads(lambda c: _chunk_of_scores(plan, arena[rows[c]], ns[c]), len(seeds))
     if len(seeds) == 1:  # one chunk: no thread start-up
         return np.array([_chunk(plan, seeds[0], int(total))], dtype=np.int64)
-    return _count_chunks(plan, seeds, int(chunk), int(total))
+    return _in_threads(lambda c: _chunk(plan, seeds[c], ns[c]), len(seeds))
 
 
 def compile_for(plan: Plan) -> float:
@@ -644,13 +658,10 @@ def compile_for(plan: Plan) -> float:
     t0 = time.perf_counter()
     plan_type = typeof(plan)
     _chunk.compile((plan_type, types.uint64, types.int64))
-    _count_chunks.compile((plan_type, types.Array(types.uint64, 1, "C"), types.int64, types.int64))
     if _STORE is not None and plan.correlated:  # the kernels of the score store
-        f64, i64 = types.Array(types.float64, 2, "C"), types.Array(types.int64, 1, "C")
-        arena = types.Array(types.float64, 3, "C")
+        f64 = types.Array(types.float64, 2, "C")
         _chunk_of_scores.compile((plan_type, f64, types.int64))
-        _count_chunks_of_scores.compile((plan_type, arena, i64, types.int64, types.int64))
-        _normal_scores_of_chunks.compile((f64, types.Array(types.uint64, 1, "C"), i64, arena, i64))
+        _chunk_normal_scores.compile((f64, types.uint64, types.int64, f64))
     return time.perf_counter() - t0
 
 
@@ -666,7 +677,11 @@ def _sample_bins(p, state0, n):
     labels = np.zeros(n, dtype=np.int64)
     scores = np.zeros((K, n))
     _draw_block(p, state, n, bins, scores, labels)
-    return bins[:, :n].T.astype(np.int64), labels
+    out = np.empty((n, A), dtype=np.int64)
+    for i in range(n):
+        for a in range(A):
+            out[i, a] = bins[a, i]
+    return out, labels
 
 
 def sample_bins(plan: Plan, seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -674,32 +689,43 @@ def sample_bins(plan: Plan, seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     return _sample_bins(plan, chunk_seeds(seed, 0, 1)[0], int(n))
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _labels_of_bins(p, bins):
     n = bins.shape[0]
     out = np.zeros(n, dtype=np.int64)
     K = p.const_scores.shape[0]
-    for b in prange((n + BLOCK - 1) // BLOCK):
+    for b in range((n + BLOCK - 1) // BLOCK):
         s, e = b * BLOCK, min(n, (b + 1) * BLOCK)
         scores = np.zeros((K, BLOCK))
         res = np.zeros(BLOCK, dtype=np.int64)
         block = np.zeros((bins.shape[1], BLOCK), dtype=np.int16)
-        block[:, : e - s] = bins[s:e].T
+        for i in range(e - s):  # the block's rows, feature-major
+            for a in range(bins.shape[1]):
+                block[a, i] = bins[s + i, a]
         _labels(p, block, e - s, scores, res)
-        out[s:e] = res[: e - s]
+        for i in range(e - s):
+            out[s + i] = res[i]
     return out
 
 
 def labels_of_bins(plan: Plan, bins: np.ndarray) -> np.ndarray:
     """Class index of each row of bins (every in-play feature given)."""
-    return _labels_of_bins(plan, np.ascontiguousarray(bins, dtype=np.int16))
+    bins = np.ascontiguousarray(bins, dtype=np.int16)
+    out = np.empty(bins.shape[0], dtype=np.int64)
+    step = _ROWS_PER_TASK
+
+    def task(k: int) -> None:
+        out[k * step : (k + 1) * step] = _labels_of_bins(plan, bins[k * step : (k + 1) * step])
+
+    _in_threads(task, -(-bins.shape[0] // step))
+    return out
 
 
-@njit(cache=True, parallel=True)
+@njit(cache=True, nogil=True)
 def _bins_of(p, X):
     n, A = X.shape[0], p.off.shape[0] - 1
     out = np.empty((n, A), dtype=np.int16)
-    for i in prange(n):
+    for i in range(n):
         for a in range(A):
             out[i, a] = _bin_of_value(p.xcut, p.off[a], p.off[a + 1], X[i, p.features[a]])
     return out
@@ -710,7 +736,15 @@ def bins_of(plan: Plan, X: np.ndarray) -> np.ndarray:
 
     ``x <= c`` goes left at cut ``c``, so the bin is the number of cuts strictly below x.
     """
-    return _bins_of(plan, np.ascontiguousarray(X, dtype=np.float64))
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    out = np.empty((X.shape[0], plan.off.shape[0] - 1), dtype=np.int16)
+    step = _ROWS_PER_TASK
+
+    def task(k: int) -> None:
+        out[k * step : (k + 1) * step] = _bins_of(plan, X[k * step : (k + 1) * step])
+
+    _in_threads(task, -(-X.shape[0] // step))
+    return out
 
 
 @njit(cache=True)
@@ -761,10 +795,8 @@ def kernel_signatures(plan: Plan) -> list[tuple[Dispatcher, tuple]]:
     return [
         (_hash_states, (arr(u64),)),
         (_chunk, (p, u64, i64)),
-        (_count_chunks, (p, arr(u64), i64, i64)),
         (_chunk_of_scores, (p, arr(f64, 2), i64)),
-        (_count_chunks_of_scores, (p, arr(f64, 3), arr(i64), i64, i64)),
-        (_normal_scores_of_chunks, (arr(f64, 2), arr(u64), arr(i64), arr(f64, 3), arr(i64))),
+        (_chunk_normal_scores, (arr(f64, 2), u64, i64, arr(f64, 2))),
         (_sample_bins, (p, u64, i64)),
         (_labels_of_bins, (p, arr(types.int16, 2))),
         (_bins_of, (p, arr(f64, 2))),
