@@ -81,6 +81,8 @@ rule data_pima:
         "logs/data/pima.log",
     benchmark:
         "benchmarks/data/pima.tsv"
+    # the data first: priorities do not pass to the jobs a job waits for (trees_pima)
+    priority: 100
     threads: 1
     resources:
         mem_mb=1000,
@@ -100,6 +102,8 @@ rule data_iris:
         "logs/data/iris.log",
     benchmark:
         "benchmarks/data/iris.tsv"
+    # the data first: priorities do not pass to the jobs a job waits for
+    priority: 100
     threads: 1
     resources:
         mem_mb=1000,

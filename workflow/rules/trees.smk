@@ -148,6 +148,9 @@ rule trees_table2:
         "logs/trees/table2.log",
     benchmark:
         "benchmarks/trees/table2.tsv"
+    # the second longest: long jobs start first, so that a run does not end on one of them alone
+    # (Pima ran alone for the last 60 s of a 284 s default run); see workflow/rules/mlm.smk
+    priority: 25
     threads: 1
     resources:
         mem_mb=3000,
@@ -174,6 +177,9 @@ rule trees_table3_size:
         "logs/trees/table3_size{trees_size}.log",
     benchmark:
         "benchmarks/trees/table3_size{trees_size}.tsv"
+    # four 11-14 s jobs: long jobs start first, so that a run does not end on one of them alone
+    # (Pima ran alone for the last 60 s of a 284 s default run); see workflow/rules/mlm.smk
+    priority: 20
     threads: 1
     resources:
         mem_mb=3000,
@@ -248,6 +254,9 @@ rule trees_pima:
         "logs/trees/pima.log",
     benchmark:
         "benchmarks/trees/pima.tsv"
+    # the longest trees job: long jobs start first, so that a run does not end on one of them alone
+    # (Pima ran alone for the last 60 s of a 284 s default run); see workflow/rules/mlm.smk
+    priority: 30
     threads: 1
     resources:
         mem_mb=1500,
