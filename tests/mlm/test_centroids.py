@@ -105,3 +105,37 @@ def test_array_functions_take_k_from_the_softmax(k):
     assert cen.centroid_shift(mu, res.centroids).shape == (k,)
     want = np.linalg.norm(s[:, None, :] - res.centroids[None], axis=2)
     np.testing.assert_allclose(cen.distances_to_centroids(s, res.centroids), want, rtol=1e-12)
+
+
+REFINE = """
+import hashlib
+import numpy as np
+from reliquant.mlm import centroids as cen
+rng = np.random.default_rng(11)
+logits = rng.normal(size=(20_000, 10)) * 3
+points = np.exp(logits) / np.exp(logits).sum(axis=1, keepdims=True)
+init = cen.class_centroids(points, points.argmax(axis=1)) * 0.9 + 0.01
+result = cen.refine_centroids(points, init)
+print(result.n_iter, hashlib.sha256(result.centroids.tobytes()).hexdigest())
+"""
+
+
+def test_refined_centroids_do_not_depend_on_the_threads_allowed():
+    """scikit-learn's Lloyd iterations add per-thread partial sums, so their rounding follows
+    the number of OpenMP threads (``OMP_NUM_THREADS``, which Snakemake sets to a job's
+    ``threads``; else every core): refine_centroids runs them on one thread, so the centroids
+    are the same bit for bit on any machine and in any job. Checked in fresh processes, as a
+    job or a user's script starts."""
+    import os
+    import subprocess
+    import sys
+
+    runs = []
+    for threads in ("1", "4"):
+        env = {**os.environ, "OMP_NUM_THREADS": threads}
+        out = subprocess.run(
+            [sys.executable, "-c", REFINE], env=env, capture_output=True, text=True, check=True
+        )
+        runs.append(out.stdout.split())
+    assert int(runs[0][0]) > 1  # several Lloyd iterations: each sums over all points
+    assert runs[0] == runs[1]
