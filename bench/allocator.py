@@ -64,6 +64,14 @@ def trial(mode: str, train: Path, test: Path, images: int) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
+def identical(runs: dict[str, list[dict]]) -> dict[str, bool]:
+    """Whether the trained weights and the scores have one digest across every run."""
+    return {
+        key: len({r[key] for mode in runs for r in runs[mode]}) == 1
+        for key in ("weights", "scores")
+    }
+
+
 def report(runs: dict[str, list[dict]], images: int, n_test: str) -> str:
     """Markdown: medians per mode, the ratio, and whether the results are bit-identical."""
     lines = [
@@ -77,10 +85,7 @@ def report(runs: dict[str, list[dict]], images: int, n_test: str) -> str:
         fd = statistics.median(r[f"{step}_faults"] for r in runs["default"])
         fr = statistics.median(r[f"{step}_faults"] for r in runs["retain"])
         lines.append(f"| {what} | {d:.2f} | {r_:.2f} | {d / r_:.2f}x | {fd:,.0f} | {fr:,.0f} |")
-    same = {
-        key: len({r[key] for mode in runs for r in runs[mode]}) == 1
-        for key in ("weights", "scores")
-    }
+    same = identical(runs)
     lines.append("")
     lines.append(
         f"Trained weights bit-identical across all runs: {'yes' if same['weights'] else 'NO'}; "
@@ -107,8 +112,7 @@ def main() -> int:
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text, encoding="utf-8")
-    same = text.count("bit-identical") == 2 and "NO" not in text
-    return 0 if same else 1
+    return 0 if all(identical(runs).values()) else 1
 
 
 if __name__ == "__main__":

@@ -503,14 +503,10 @@ def warm_up(full: bool = True) -> float:
     """
     from reliquant.trees.box_mass import IndependentNormal
     from reliquant.trees.kernel import bins_of, labels_of_bins, sample_bins
-    from reliquant.trees.structure import Tree
+    from reliquant.trees.structure import stump_ensemble
 
     t0 = time.perf_counter()
-    stump = Tree(np.array([0, -1, -1], dtype=np.int32), np.array([0.0, np.nan, np.nan]),
-                 np.array([1, -1, -1], dtype=np.int32), np.array([2, -1, -1], dtype=np.int32),
-                 np.array([[0.5, 0.5], [1.0, 0.0], [0.0, 1.0]]))  # fmt: skip
-    ens = TreeEnsemble((stump,), 1, 2, "le32", "mean_proba", np.arange(2), np.array([-1]),
-                       np.zeros(2))  # fmt: skip
+    ens = stump_ensemble()
     plan = build_plan(ens, IndependentNormal(np.zeros(1), 1.0), 0)
     compile_for(plan)
     chunk_seeds(0, 0, 2)

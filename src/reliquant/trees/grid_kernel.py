@@ -51,7 +51,7 @@ import numpy as np
 from numba import njit, typeof
 from numba.core.dispatcher import Dispatcher
 
-from reliquant.trees.structure import LGBM_ZERO, Tree, TreeEnsemble
+from reliquant.trees.structure import LGBM_ZERO, Tree, TreeEnsemble, stump_ensemble
 
 __all__ = [
     "KERNEL_LINKS",
@@ -368,13 +368,7 @@ def chunk_masses(g: GridTables, start: int, same: np.ndarray, buf: np.ndarray) -
 def _stump_grids() -> list[GridTables]:
     """Two one-stump grids: float64 scores (a forest's mean of probabilities; float64 margins
     have the same types) and float32 scores (XGBoost's margins)."""
-    stump = Tree(np.array([0, -1, -1], dtype=np.int32), np.array([0.0, np.nan, np.nan]),
-                 np.array([1, -1, -1], dtype=np.int32), np.array([2, -1, -1], dtype=np.int32),
-                 np.array([[0.5, 0.5], [1.0, 0.0], [0.0, 1.0]]))  # fmt: skip
-    forest = TreeEnsemble((stump,), 1, 2, "le32", "mean_proba", np.arange(2), np.array([-1]),
-                          np.zeros(2))  # fmt: skip
-    boost = TreeEnsemble((stump,), 1, 2, "lt32", "margin", np.arange(2), np.array([1]),
-                         np.zeros(2))  # fmt: skip
+    forest, boost = stump_ensemble(), stump_ensemble(boosted=True)
     centres = [np.array([-1.0, 1.0])]
     masses = [np.array([0.5, 0.5])]
     return [grid_tables(ens, centres, masses, np.array([0]), 1.0) for ens in (forest, boost)]

@@ -39,7 +39,7 @@ from scipy import stats
 from reliquant.trees import grid_kernel, kernel
 from reliquant.trees.box_mass import CorrelatedNormal, IndependentNormal, NortaNoise
 from reliquant.trees.plan import Plan, build_plan
-from reliquant.trees.structure import Tree, TreeEnsemble
+from reliquant.trees.structure import stump_ensemble
 
 __all__ = ["KERNEL_COLUMNS", "STATS_COLUMNS", "cache_stats", "compile_kernels"]
 
@@ -54,11 +54,7 @@ _MODULES = {"kernel": kernel, "grid_kernel": grid_kernel}
 
 def _stump_plans() -> list[Plan]:
     """Plans of a one-stump model under independent, correlated and NORTA noise."""
-    stump = Tree(np.array([0, -1, -1], dtype=np.int32), np.array([0.0, np.nan, np.nan]),
-                 np.array([1, -1, -1], dtype=np.int32), np.array([2, -1, -1], dtype=np.int32),
-                 np.array([[0.5, 0.5], [1.0, 0.0], [0.0, 1.0]]))  # fmt: skip
-    ens = TreeEnsemble((stump,), 2, 2, "le32", "mean_proba", np.arange(2), np.array([-1]),
-                       np.zeros(2))  # fmt: skip
+    ens = stump_ensemble(n_features=2)
     corr = np.array([[1.0, 0.5], [0.5, 1.0]])
     noises = [
         IndependentNormal(np.zeros(2), 1.0),

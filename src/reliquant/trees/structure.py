@@ -70,6 +70,7 @@ __all__ = [
     "sigmoid64_label",
     "softmax32",
     "softmax64_label",
+    "stump_ensemble",
 ]
 
 RULES = ("le32", "lt32", "le64", "le64z")
@@ -452,3 +453,20 @@ class TreeEnsemble:
     def n_grid_boxes(self) -> int:
         """Number of boxes of the full grid, eq. (3): prod_i (|tau_i| + 1)."""
         return math.prod(len(t) + 1 for t in self.thresholds())
+
+
+def stump_ensemble(n_features: int = 1, boosted: bool = False) -> TreeEnsemble:
+    """A two-class model of one stump (``x_0 <= 0`` -> class 0, else class 1) over
+    ``n_features`` features: a forest averaging probabilities (``le32``, ``mean_proba``), or
+    with ``boosted`` a boosted model's float32 margin for class 1 (``lt32``, ``margin``).
+    The smallest model of each kind: the kernels compile on it once per machine
+    (:func:`reliquant.trees.anytime.warm_up`, :mod:`reliquant.trees.kernel_cache`,
+    :func:`reliquant.trees.grid_kernel.compile_kernels`)."""
+    stump = Tree(np.array([0, -1, -1], dtype=np.int32), np.array([0.0, np.nan, np.nan]),
+                 np.array([1, -1, -1], dtype=np.int32), np.array([2, -1, -1], dtype=np.int32),
+                 np.array([[0.5, 0.5], [1.0, 0.0], [0.0, 1.0]]))  # fmt: skip
+    if boosted:
+        return TreeEnsemble((stump,), n_features, 2, "lt32", "margin", np.arange(2),
+                            np.array([1]), np.zeros(2))  # fmt: skip
+    return TreeEnsemble((stump,), n_features, 2, "le32", "mean_proba", np.arange(2),
+                        np.array([-1]), np.zeros(2))  # fmt: skip
