@@ -1,6 +1,7 @@
 """The trees kernels compiled once per machine (reliquant.trees.kernel_cache, rule
-trees_kernels): what compile_kernels compiles covers every call the package makes, so that a
-later process loads every kernel from numba's disk cache and compiles nothing."""
+trees_kernels): what compile_kernels compiles covers every call the workflow makes, so that a
+later process loads every kernel from numba's disk cache and compiles nothing; the kernel's
+testing helpers are left out of it (kernel_signatures(plan, testing=True) lists them)."""
 
 from __future__ import annotations
 
@@ -9,21 +10,25 @@ import os
 import subprocess
 import sys
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from reliquant.trees import grid_kernel, kernel
+from reliquant.trees.box_mass import IndependentNormal
 from reliquant.trees.kernel_cache import (
     KERNEL_COLUMNS,
     STATS_COLUMNS,
     cache_stats,
     compile_kernels,
 )
+from reliquant.trees.plan import build_plan
+from reliquant.trees.structure import stump_ensemble
 
 #: A small robustness computation through every path the workflow's jobs take: forests,
 #: XGBoost and gradient boosting; independent noise (stratified and plain draws), correlated
 #: and NORTA noise, with and without shared normal scores; the box grid (kernel links and
-#: numpy links); Monte Carlo; the kernel's testing helpers.
+#: numpy links); Monte Carlo. Not the kernel's testing helpers (TESTING): no job calls them.
 WORKLOAD = """
 import numpy as np
 import xgboost as xgb
@@ -34,7 +39,7 @@ from reliquant.trees import (
     Gaussian, IndependentNormal, Norta, extract_ensemble, grid_robustness,
     monte_carlo_robustness, robustness,
 )
-from reliquant.trees.kernel import bins_of, labels_of_bins, sample_bins, shared_normal_scores
+from reliquant.trees.kernel import shared_normal_scores
 from reliquant.trees.norta import ExponentialMarginal, NormalMarginal
 from reliquant.trees.plan import build_plan
 
@@ -59,9 +64,15 @@ for model in models:
     grid_robustness(ens, bound, x)
     grid_robustness(ens, bound, x, prune=0.99)
     monte_carlo_robustness(ens, bound, x, 10_000, np.random.default_rng(0))
-    plan = build_plan(ens, bound, int(ens.predict_index(x[None])[0]))
-    labels_of_bins(plan, sample_bins(plan, 0, 16)[0])
-    bins_of(plan, X[:4])
+"""
+
+#: The kernel's testing and validation helpers, on the workload's last plan.
+TESTING = """
+from reliquant.trees.kernel import bins_of, labels_of_bins, sample_bins
+
+plan = build_plan(ens, bound, int(ens.predict_index(x[None])[0]))
+labels_of_bins(plan, sample_bins(plan, 0, 16)[0])
+bins_of(plan, X[:4])
 """
 
 
@@ -80,22 +91,27 @@ def test_compiled_kernels_cover_every_call():
     assert tuple(table.columns) == KERNEL_COLUMNS
     assert set(table["status"]) <= {"compiled", "cached"}
     assert not table.duplicated(["kernel", "signature"]).any()
-    # the entry points of count_agree (both paths), chunk_seeds, the helpers, the box grid
-    assert {
-        "kernel._chunk",
-        "kernel._chunk_of_scores",
-        "kernel._chunk_normal_scores",
-        "kernel._hash_states",
-        "kernel._sample_bins",
-        "kernel._labels_of_bins",
-        "kernel._bins_of",
-    } <= set(table["kernel"])
+    # the entry points of count_agree (both paths, one kernel), chunk_seeds, the box grid
+    assert {"kernel._chunk", "kernel._chunk_normal_scores", "kernel._hash_states"} <= set(
+        table["kernel"]
+    )
+    assert not {"kernel._sample_bins", "kernel._labels_of_bins", "kernel._bins_of"} & set(
+        table["kernel"]
+    )  # the testing helpers are not the workflow's
     assert (table["kernel"] == "grid_kernel._grid_chunk").sum() == 2  # float64, float32 scores
     before = _overloads()
-    exec(WORKLOAD, {})
+    scope: dict = {}
+    exec(WORKLOAD, scope)
     after = _overloads()
     new = {name: after[name] - before[name] for name in after if after[name] - before[name]}
     assert new == {}, f"compiled after compile_kernels(): {new}"
+    # the testing helpers: what kernel_signatures(testing=True) lists covers their calls
+    stump = build_plan(stump_ensemble(n_features=2), IndependentNormal(np.zeros(2), 1.0), 0)
+    for dispatcher, args in kernel.kernel_signatures(stump, testing=True):
+        dispatcher.compile(args)
+    exec(TESTING, scope)
+    new = {name: s - after[name] for name, s in _overloads().items() if s - after[name]}
+    assert new == {}, f"compiled after kernel_signatures(testing=True): {new}"
 
 
 def _python(code: str, cache_dir: str) -> str:
@@ -141,7 +157,7 @@ def test_a_later_process_loads_every_kernel_from_the_cache(tmp_path):
     assert (loaded["cache_hits"] == loaded["signatures"]).all(), loaded
     # every kernel the workload called was one compile_kernels listed
     assert set(loaded["kernel"]) <= set(first["kernel"]), set(loaded["kernel"])
-    assert {"kernel._chunk", "kernel._chunk_of_scores", "grid_kernel._grid_chunk"} <= set(
+    assert {"kernel._chunk", "kernel._chunk_normal_scores", "grid_kernel._grid_chunk"} <= set(
         loaded["kernel"]
     )
 

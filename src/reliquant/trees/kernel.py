@@ -21,25 +21,41 @@ Draws come in blocks of ``BLOCK``, for a :class:`reliquant.trees.plan.Plan`:
 2. (strata) each draw picks a box with probability proportional to its mass (one uniform,
    binary search in the cumulative masses) and redraws the few features the box narrows,
    inside the box's bin range (independent noise).
-3. Tree by tree (its nodes stay in cache), eight draws at a time: their walks advance one
-   step together in registers (independent loads that overlap in the CPU), each step one
-   packed int64 per node (left child, cut, feature; the right child is left + 1), the
-   block's bins read as one flat array (rows of a power-of-two width). The leaf's scores
-   are added, tree by tree in order, to the fixed trees' sum (float64; only the tree's own
-   class for margin models, read from ``plan.node_val``). If the top class leads the
-   runner-up by more than ``plan.eps`` that is the label; otherwise the scores are
-   recomputed exactly as the library does (every tree in order; float32 margins with
-   XGBoost's sigmoid/softmax; float64 margins with LightGBM's sigmoid/softmax or
-   scikit-learn's sign rules; :mod:`reliquant.trees.structure`).
+3. The trees' leaves, one of two ways (both reach the same leaves; the plan decides):
+   leaf masks (QuickScorer, Lucchese et al. 2015), when the plan has them
+   (:func:`reliquant.trees.plan._leaf_masks`: at least ``MASK_MIN_TREES`` live trees, each
+   scoring one class with at most 8 reachable leaves): per in-play feature and bin one row
+   of bytes, one per live tree, keeping the tree's leaves that bin does not rule out; the
+   AND of a draw's rows keeps each tree's leaf alone (8 trees to a 64-bit word, ANDed
+   across the block's draws word by word when a draw has at most ``MASK_ACROSS_MAX`` words,
+   else across a draw's words, vectorised), and three bit tests of the byte select the
+   leaf's score (no branch, no gather). Otherwise tree by tree (its nodes stay in cache),
+   eight draws at a time: their walks advance one step together in registers (independent
+   loads that overlap in the CPU), each step one packed int64 per node (left child, cut,
+   feature; the right child is left + 1), the block's bins read as one flat array (rows of
+   a power-of-two width). Either way the leaf's scores are added, tree by tree in order, to
+   the fixed trees' sum (float64; only the tree's own class for margin models, read from
+   ``plan.node_val`` or ``plan.qval``), so the sums are the same to the bit. If the top
+   class leads the runner-up by more than ``plan.eps`` that is the label; otherwise the
+   scores are recomputed exactly as the library does (every tree walked in order; float32
+   margins with XGBoost's sigmoid/softmax; float64 margins with LightGBM's sigmoid/softmax
+   or scikit-learn's sign rules; :mod:`reliquant.trees.structure`).
 
 Random numbers: SplitMix64 (Steele, Lea & Flood 2014) per chunk of draws, each chunk seeded
 by hashing ``(seed, chunk index)``, so results do not depend on the number of threads.
+
+Compile time (paid once per machine, rule ``trees_kernels``): only the entry points take the
+plan (a named tuple of 40-odd arrays, which costs numba tenths of a second per function that
+takes it); the helpers they call take the plan's arrays they read. One kernel,
+:func:`_chunk`, serves both paths of :func:`count_agree` (drawing, or reading the score
+store), and the exact fallback avoids numba's ``np.argmax``/``max``/``copy`` (a loop each).
 
 Public API: :func:`count_agree` (parallel over chunks: each chunk one call of a ``nogil``
 kernel, the chunks shared out among ``numba.get_num_threads()`` Python threads, so that no
 ``parallel=True`` kernel has to be compiled), :func:`shared_normal_scores` (a
 context in which correlated plans share their normal scores), :func:`compile_for` (compile
-the kernels :func:`count_agree` runs for a plan's type, before any timing),
+the kernels :func:`count_agree` runs for a plan's type, before any timing; remembered per
+type, so that later calls cost microseconds),
 :func:`kernel_signatures` (every kernel called from Python with its argument types, for
 compiling them all once per machine: :mod:`reliquant.trees.kernel_cache`), :func:`dispatchers`
 (the module's numba kernels by name: their signatures and cache statistics), :func:`sample_bins`,
@@ -64,6 +80,7 @@ from reliquant.trees.plan import Plan
 __all__ = [
     "BLOCK",
     "LINEAR_MAX",
+    "MASK_ACROSS_MAX",
     "ZLINEAR_MAX",
     "bins_of",
     "chunk_seeds",
@@ -115,6 +132,7 @@ def _hash_states(x):
 BLOCK = 256  # draws evaluated together
 LINEAR_MAX = 48  # features with at most this many thresholds count them instead (no gathers)
 ZLINEAR_MAX = 96  # the same for the normal-score cuts of correlated draws
+MASK_ACROSS_MAX = 8  # leaf-mask words per draw up to which they are ANDed across the draws
 
 
 @njit(cache=True)
@@ -143,11 +161,11 @@ def _bin_of_value(cuts, start, stop, v):
 
 
 @njit(cache=True)
-def _independent_bins(p, state, bins, n):
+def _independent_bins(thr, guide, goff, gshift, off, state, bins, n):
     """Bins ``bins[a, i]`` of ``n`` draws of every in-play feature over the region: one
     53-bit integer ``r`` per feature and draw, its bin ``#{j: t_j < r}`` from the feature's
-    guide table and thresholds (:func:`reliquant.trees.plan._guide_tables`)."""
-    thr, guide, goff, gshift, off = p.thr, p.guide, p.goff, p.gshift, p.off
+    guide table and thresholds (:func:`reliquant.trees.plan._guide_tables`; the plan's
+    arrays of those names)."""
     x = state[0]
     rbuf = np.empty(n, dtype=np.int64)
     for a in range(off.shape[0] - 1):
@@ -218,12 +236,12 @@ def _normal_scores(chol, state, z, start, n):
 
 
 @njit(cache=True)
-def _bins_of_scores(p, z, start, bins, n):
+def _bins_of_scores(zcut, off, z, start, bins, n):
     """``bins[a, i]``: the bin of the score ``z[a, start + i]`` among feature ``a``'s cuts
-    ``p.zcut`` (the number of cuts below it), for ``i < n``: for a feature with at most
-    ``ZLINEAR_MAX`` cuts by counting them (one vectorised compare per cut across the
-    draws), else by binary search (:func:`_bin_of_value`); both give the same integer."""
-    zcut, off = p.zcut, p.off
+    (``zcut[off[a]:off[a + 1]]``, the plan's; the number of cuts below it), for ``i < n``:
+    for a feature with at most ``ZLINEAR_MAX`` cuts by counting them (one vectorised
+    compare per cut across the draws), else by binary search (:func:`_bin_of_value`); both
+    give the same integer."""
     cnt = np.empty(n, dtype=np.int64)
     for a in range(off.shape[0] - 1):
         row = bins[a]
@@ -246,42 +264,59 @@ def _correlated_bins(p, state, bins, n):
     """Bins of ``n`` correlated draws: z = L e, e standard normal (Box-Muller)."""
     z = np.empty((p.off.shape[0] - 1, n))
     _normal_scores(p.chol, state, z, 0, n)
-    _bins_of_scores(p, z, 0, bins, n)
+    _bins_of_scores(p.zcut, p.off, z, 0, bins, n)
 
 
 @njit(cache=True)
-def _stratify(p, state, bins, n):
+def _stratify(cum, box_ptr, ov_feat, ov_lo, ov_hi, off, cdf, state, bins, n):
     """Each draw picks a box (probability = its mass share) and redraws the features the
-    box narrows inside the box's bin range."""
-    S = p.cum.shape[0]
+    box narrows inside the box's bin range (the plan's arrays of those names)."""
+    S = cum.shape[0]
     for i in range(n):
         u = _uniform(state)
         lo, hi = 0, S - 1
         while lo < hi:
             mid = (lo + hi) // 2
-            if p.cum[mid] < u:
+            if cum[mid] < u:
                 lo = mid + 1
             else:
                 hi = mid
-        for j in range(p.box_ptr[lo], p.box_ptr[lo + 1]):
-            a = p.ov_feat[j]
-            base = p.off[a] + 2 * a
-            b_lo, b_hi = p.ov_lo[j], p.ov_hi[j]
-            c_lo = p.cdf[base + b_lo]
-            v = c_lo + (p.cdf[base + b_hi + 1] - c_lo) * _uniform(state)
-            bins[a, i] = _search(p.cdf, base, b_lo, b_hi, v)
+        for j in range(box_ptr[lo], box_ptr[lo + 1]):
+            a = ov_feat[j]
+            base = off[a] + 2 * a
+            b_lo, b_hi = ov_lo[j], ov_hi[j]
+            c_lo = cdf[base + b_lo]
+            v = c_lo + (cdf[base + b_hi + 1] - c_lo) * _uniform(state)
+            bins[a, i] = _search(cdf, base, b_lo, b_hi, v)
 
 
 @njit(cache=True)
-def _link64(p, s):
-    """Label of float64 margins ``s`` (``(0, margin)`` when binary) under ``p.link``, in the
-    library's arithmetic (``exp`` is C's, as LightGBM's ``std::exp``)."""
-    if p.link == 3:  # GradientBoostingClassifier: margin >= 0
+def _argmax(s):
+    """``np.argmax`` of a 1-D float array (the first maximum; the first NaN if there is one),
+    as a loop: numba's ``np.argmax`` takes tenths of a second to compile per dtype."""
+    best, top = 0, s[0]
+    if np.isnan(top):
+        return 0
+    for c in range(1, s.shape[0]):
+        v = s[c]
+        if np.isnan(v):
+            return c
+        if v > top:
+            best, top = c, v
+    return best
+
+
+@njit(cache=True)
+def _link64(link, link_scale, s):
+    """Label of float64 margins ``s`` (``(0, margin)`` when binary) under the plan's
+    ``link`` (and ``link_scale``), in the library's arithmetic (``exp`` is C's, as
+    LightGBM's ``std::exp``)."""
+    if link == 3:  # GradientBoostingClassifier: margin >= 0
         return 1 if s[1] >= 0.0 else 0
-    if p.link == 4:  # LightGBM binary: p = 1 / (1 + exp(-sigmoid * margin)), 1 iff p > 1 - p
-        prob = 1.0 / (1.0 + np.exp(-(p.link_scale * s[1])))
+    if link == 4:  # LightGBM binary: p = 1 / (1 + exp(-sigmoid * margin)), 1 iff p > 1 - p
+        prob = 1.0 / (1.0 + np.exp(-(link_scale * s[1])))
         return 1 if prob > 1.0 - prob else 0
-    if p.link == 5:  # LightGBM Common::Softmax, then the first argmax
+    if link == 5:  # LightGBM Common::Softmax, then the first argmax
         K = s.shape[0]
         wmax = s[0]
         for c in range(1, K):
@@ -293,51 +328,67 @@ def _link64(p, s):
             wsum += e[c]
         for c in range(K):
             e[c] /= wsum
-        return np.argmax(e)
-    return np.argmax(s)  # first argmax; binary (0, margin): margin > 0
+        return _argmax(e)
+    return _argmax(s)  # first argmax; binary (0, margin): margin > 0
 
 
 @njit(cache=True)
-def _exact_label(p, live_leaf):
-    """The library's label from every tree's leaf, in tree order and its arithmetic."""
-    K = p.const_scores.shape[0]
-    n = p.live_pos.shape[0]
-    if p.margin64:
-        s = p.base64.copy()
+def _exact_label(
+    K, live_pos, tree_class, fixed_vals, leaf_vals, base32, base64, margin, margin64, binary,
+    link, link_scale, live_leaf,
+):  # fmt: skip
+    """The library's label from every tree's leaf, in tree order and its arithmetic (the
+    plan's fields of those names; ``K`` classes)."""
+    n = live_pos.shape[0]
+    if margin64:
+        s = np.empty(K)
+        for c in range(K):
+            s[c] = base64[c]
         for k in range(n):
-            c = p.tree_class[k]
-            pos = p.live_pos[k]
-            s[c] += p.fixed_vals[k, c] if pos < 0 else p.leaf_vals[live_leaf[pos], c]
-        return _link64(p, s)
-    if not p.margin:
+            c = tree_class[k]
+            pos = live_pos[k]
+            s[c] += fixed_vals[k, c] if pos < 0 else leaf_vals[live_leaf[pos], c]
+        return _link64(link, link_scale, s)
+    if not margin:
         s = np.zeros(K)
         for k in range(n):
-            pos = p.live_pos[k]
+            pos = live_pos[k]
             for c in range(K):
-                s[c] += p.fixed_vals[k, c] if pos < 0 else p.leaf_vals[live_leaf[pos], c]
+                s[c] += fixed_vals[k, c] if pos < 0 else leaf_vals[live_leaf[pos], c]
         if n > 1:
             for c in range(K):
                 s[c] /= n
-        return np.argmax(s)
-    s32 = p.base32.copy()
+        return _argmax(s)
+    s32 = np.empty(K, dtype=np.float32)
+    for c in range(K):
+        s32[c] = base32[c]
     for k in range(n):
-        c = p.tree_class[k]
-        pos = p.live_pos[k]
-        v = p.fixed_vals[k, c] if pos < 0 else p.leaf_vals[live_leaf[pos], c]
+        c = tree_class[k]
+        pos = live_pos[k]
+        v = fixed_vals[k, c] if pos < 0 else leaf_vals[live_leaf[pos], c]
         s32[c] = s32[c] + np.float32(v)
-    if p.binary:
+    if binary:
         x = min(-s32[1], np.float32(88.7))
         denom = (np.float32(np.exp(np.float64(x))) + np.float32(1.0)) + np.float32(1e-16)
         return 1 if np.float32(1.0) / denom > np.float32(0.5) else 0
-    if p.link == 2:  # float32 softmax, then first argmax of the probabilities
-        wmax = s32.max()
+    if link == 2:  # float32 softmax, then first argmax of the probabilities
+        wmax = s32[0]  # s32.max(): a NaN is the maximum
+        for c in range(K):
+            if np.isnan(s32[c]):
+                wmax = s32[c]
+                break
+            if s32[c] > wmax:
+                wmax = s32[c]
         e32 = np.empty(K, dtype=np.float32)
         wsum = 0.0
         for c in range(K):
             e32[c] = np.float32(np.exp(np.float64(s32[c] - wmax)))  # expf, rounded once
             wsum += e32[c]
-        return np.argmax(e32 / np.float32(wsum))
-    return np.argmax(s32)
+        w32 = np.float32(wsum)
+        for c in range(K):
+            e32[c] = e32[c] / w32  # float32 / float32: float32, as e32 / np.float32(wsum)
+        return _argmax(e32)
+    return _argmax(s32)
 
 
 @njit(cache=True, inline="always")
@@ -384,13 +435,14 @@ def _walk1(pk, flat, shift, root, d, i):
 
 
 @njit(cache=True)
-def _leaves_of(p, bins, i, live_leaf):
-    """Every live tree's leaf row for draw ``i`` (the exact fallback)."""
-    for t in range(p.tree_root.shape[0]):
-        node = p.tree_root[t]
-        for _ in range(p.tree_depth[t]):
-            node = _step(p.packed, bins, node, i)
-        live_leaf[t] = p.node_leaf[node]
+def _leaves_of(tree_root, tree_depth, packed, node_leaf, bins, i, live_leaf):
+    """Every live tree's leaf row for draw ``i`` (the exact fallback; the plan's arrays of
+    those names)."""
+    for t in range(tree_root.shape[0]):
+        node = tree_root[t]
+        for _ in range(tree_depth[t]):
+            node = _step(packed, bins, node, i)
+        live_leaf[t] = node_leaf[node]
 
 
 @njit(cache=True)
@@ -404,12 +456,79 @@ def _row_shift(width):
     return np.uint64(shift)
 
 
+@njit(cache=True, inline="always")
+def _mask_words(off, qmask, qmask_t, bins, n, words, rows):
+    """``words[g, i]``: for draw ``i``, the AND over the in-play features ``a`` of the leaf
+    masks ``qmask[off[a] + a + bins[a, i], g]`` (the plan's arrays;
+    :func:`reliquant.trees.plan._leaf_masks`):
+    byte ``j`` keeps the one leaf tree ``8 g + j`` reaches. Few words per draw (at most
+    ``MASK_ACROSS_MAX``): word by word, across the block's draws (from ``qmask_t``); more:
+    feature by feature, across a draw's words (vectorised; ``rows`` ``(>= n, G)`` holds them
+    draw-major), then transposed."""
+    A, G = off.shape[0] - 1, qmask.shape[1]
+    if G <= MASK_ACROSS_MAX:
+        for g in range(G):
+            col, wg = qmask_t[g], words[g]
+            b = bins[0]
+            for i in range(n):
+                wg[i] = col[b[i]]
+            for a in range(1, A):
+                cola = col[off[a] + a :]
+                b = bins[a]
+                for i in range(n):
+                    wg[i] &= cola[b[i]]
+        return
+    b = bins[0]
+    for i in range(n):
+        ri, q = rows[i], qmask[b[i]]
+        for g in range(G):
+            ri[g] = q[g]
+    for a in range(1, A):  # a feature at a time: no chain of dependent updates per draw
+        base = off[a] + a
+        b = bins[a]
+        for i in range(n):
+            ri, q = rows[i], qmask[base + b[i]]
+            for g in range(G):
+                ri[g] &= q[g]
+    for g in range(G):
+        wg = words[g]
+        for i in range(n):
+            wg[i] = rows[i, g]
+
+
+@njit(cache=True, inline="always")
+def _add_mask_leaves(off, qmask, qmask_t, qval, lclass, bins, n, scores):
+    """Add every live tree's leaf score to ``scores`` (tree by tree, in tree order) from the
+    leaf masks (:func:`_mask_words`): the one bit of tree ``t``'s byte ``x`` is its leaf
+    ``j``, read as three bit tests (``x & 0xAA``, ``0xCC``, ``0xF0``: the bits of ``j``) that
+    select ``qval[t, j]`` (branch-free, vectorised across the draws; ``lclass``: the
+    plan's ``live_class``)."""
+    G = qmask.shape[1]
+    words = np.empty((G, n), dtype=np.uint64)
+    rows = np.empty((n if G > MASK_ACROSS_MAX else 0, G), dtype=np.uint64)
+    _mask_words(off, qmask, qmask_t, bins, n, words, rows)
+    m1, m2, m4 = np.uint64(0xAA), np.uint64(0xCC), np.uint64(0xF0)
+    for t in range(qval.shape[0]):
+        s = scores[lclass[t]]
+        v = qval[t]
+        v0, v1, v2, v3, v4, v5, v6, v7 = v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]
+        w = words[t >> 3]
+        sh = np.uint64(8 * (t & 7))
+        for i in range(n):
+            x = w[i] >> sh
+            j1, j2 = (x & m1) != 0, (x & m2) != 0
+            lo = (v3 if j1 else v2) if j2 else (v1 if j1 else v0)
+            hi = (v7 if j1 else v6) if j2 else (v5 if j1 else v4)
+            s[i] += hi if (x & m4) != 0 else lo
+
+
 @njit(cache=True)
 def _labels(p, bins, n, scores, out):
     """Labels of the first ``n`` draws of ``bins`` (feature-major ``(A, w)``, ``w`` a power
-    of two), tree by tree (eight walks at a time, :func:`_walk8`; module docstring): the
-    scores ``scores[c, i]`` start from the fixed trees' sum and add each live tree's leaf in
-    tree order (a one-class tree's leaf value read from ``p.node_val``)."""
+    of two; module docstring): the scores ``scores[c, i]`` start from the fixed trees' sum
+    and add each live tree's leaf in tree order, the leaves found from the leaf masks when
+    the plan has them (:func:`_add_mask_leaves`), else tree by tree by eight walks at a time
+    (:func:`_walk8`; a one-class tree's leaf value read from ``p.node_val``)."""
     const, packed, leaf_vals, roots = p.const_scores, p.packed, p.leaf_vals, p.tree_root
     node_leaf, node_val, depth, lclass = p.node_leaf, p.node_val, p.tree_depth, p.live_class
     K = const.shape[0]
@@ -419,7 +538,10 @@ def _labels(p, bins, n, scores, out):
         for i in range(n):
             scores[c, i] = const[c]
     n8 = n - n % 8
-    for t in range(roots.shape[0]):
+    masked = p.qmask.shape[0] > 0
+    if masked:  # every live tree from the leaf masks
+        _add_mask_leaves(p.off, p.qmask, p.qmask_t, p.qval, lclass, bins, n, scores)
+    for t in range(0 if masked else roots.shape[0]):  # else tree by tree, walking
         root = roots[t]
         d = depth[t]
         if d == 0:
@@ -463,37 +585,51 @@ def _labels(p, bins, n, scores, out):
         if gap > p.eps:
             out[i] = best
         else:  # near-tie: the library's own arithmetic, every tree in order
-            _leaves_of(p, bins, i, live_leaf)
-            out[i] = _exact_label(p, live_leaf)
+            _leaves_of(roots, depth, packed, node_leaf, bins, i, live_leaf)
+            out[i] = _exact_label(
+                K, p.live_pos, p.tree_class, p.fixed_vals, leaf_vals, p.base32, p.base64,
+                p.margin, p.margin64, p.binary, p.link, p.link_scale, live_leaf,
+            )  # fmt: skip
 
 
 @njit(cache=True, inline="always")
-def _draw_block(p, state, n, bins, scores, out):
+def _draw_bins(p, state, n, bins):
+    """Bins of ``n`` draws of the plan's noise (steps 1 and 2 of the module docstring)."""
     if p.correlated:
         _correlated_bins(p, state, bins, n)
     else:
-        _independent_bins(p, state, bins, n)
+        _independent_bins(p.thr, p.guide, p.goff, p.gshift, p.off, state, bins, n)
         if p.cum.shape[0] > 1:
-            _stratify(p, state, bins, n)
-    _labels(p, bins, n, scores, out)
+            _stratify(p.cum, p.box_ptr, p.ov_feat, p.ov_lo, p.ov_hi, p.off, p.cdf, state, bins, n)
 
 
 @njit(cache=True, nogil=True)
-def _chunk(p, state0, n):
-    """Number of draws (of ``n``) that keep label ``p.y``."""
+def _chunk(p, state0, n, z):
+    """Number of draws (of ``n``) that keep label ``p.y``: drawn from the stream that starts
+    at ``state0`` when ``z`` has no rows (``_NO_SCORES``), else those of a correlated plan
+    whose chunk's normal scores ``z`` (``(A, >= n)``, :func:`_chunk_normal_scores`) are made
+    already (the same bins, labels and count). One kernel for both (compiled once)."""
     state = np.empty(1, dtype=np.uint64)
     state[0] = state0
     A, K = p.off.shape[0] - 1, p.const_scores.shape[0]
     bins = np.zeros((A, BLOCK), dtype=np.int16)
     scores = np.zeros((K, BLOCK))
     out = np.zeros(BLOCK, dtype=np.int64)
+    stored = z.shape[0] > 0
     agree = 0
     for start in range(0, n, BLOCK):
         m = min(BLOCK, n - start)
-        _draw_block(p, state, m, bins, scores, out)
+        if stored:
+            _bins_of_scores(p.zcut, p.off, z, start, bins, m)
+        else:
+            _draw_bins(p, state, m, bins)
+        _labels(p, bins, m, scores, out)
         for i in range(m):
             agree += out[i] == p.y
     return agree
+
+
+_NO_SCORES = np.zeros((0, 0))  # _chunk's z when it draws the scores itself
 
 
 @njit(cache=True, nogil=True)
@@ -504,24 +640,6 @@ def _chunk_normal_scores(chol, state0, n, z):
     state[0] = state0
     for start in range(0, n, BLOCK):
         _normal_scores(chol, state, z, start, min(BLOCK, n - start))
-
-
-@njit(cache=True, nogil=True)
-def _chunk_of_scores(p, z, n):
-    """:func:`_chunk` for a correlated plan whose chunk's normal scores ``z`` (``(A, >= n)``,
-    :func:`_chunk_normal_scores`) are made already: the same bins, labels and count."""
-    A, K = p.off.shape[0] - 1, p.const_scores.shape[0]
-    bins = np.zeros((A, BLOCK), dtype=np.int16)
-    scores = np.zeros((K, BLOCK))
-    out = np.zeros(BLOCK, dtype=np.int64)
-    agree = 0
-    for start in range(0, n, BLOCK):
-        m = min(BLOCK, n - start)
-        _bins_of_scores(p, z, start, bins, m)
-        _labels(p, bins, m, scores, out)
-        for i in range(m):
-            agree += out[i] == p.y
-    return agree
 
 
 _POOL: dict[int, ThreadPoolExecutor] = {}  # worker threads -> the pool (made when first needed)
@@ -643,11 +761,12 @@ def count_agree(plan: Plan, seeds: np.ndarray, chunk: int, total: int) -> np.nda
     if stored is not None:
         arena, rows = stored
         if len(seeds) == 1:
-            return np.array([_chunk_of_scores(plan, arena[rows[0]], int(total))], dtype=np.int64)
-        return _in_threads(lambda c: _chunk_of_scores(plan, arena[rows[c]], ns[c]), len(seeds))
+            z = arena[rows[0]]
+            return np.array([_chunk(plan, np.uint64(0), int(total), z)], dtype=np.int64)
+        return _in_threads(lambda c: _chunk(plan, np.uint64(0), ns[c], arena[rows[c]]), len(seeds))
     if len(seeds) == 1:  # one chunk: no thread start-up
-        return np.array([_chunk(plan, seeds[0], int(total))], dtype=np.int64)
-    return _in_threads(lambda c: _chunk(plan, seeds[c], ns[c]), len(seeds))
+        return np.array([_chunk(plan, seeds[0], int(total), _NO_SCORES)], dtype=np.int64)
+    return _in_threads(lambda c: _chunk(plan, seeds[c], ns[c], _NO_SCORES), len(seeds))
 
 
 def compile_for(plan: Plan) -> float:
@@ -656,13 +775,39 @@ def compile_for(plan: Plan) -> float:
     running them (no thread is started); returns the seconds it took (tens of microseconds
     once they are compiled)."""
     t0 = time.perf_counter()
-    plan_type = typeof(plan)
-    _chunk.compile((plan_type, types.uint64, types.int64))
-    if _STORE is not None and plan.correlated:  # the kernels of the score store
-        f64 = types.Array(types.float64, 2, "C")
-        _chunk_of_scores.compile((plan_type, f64, types.int64))
+    store = _STORE is not None and bool(plan.correlated)
+    key = (_type_key(plan), store)
+    if key in _COMPILED:  # numba.typeof(plan) alone takes 0.2 to 1 ms
+        return time.perf_counter() - t0
+    f64 = types.Array(types.float64, 2, "C")
+    _chunk.compile((typeof(plan), types.uint64, types.int64, f64))
+    if store:  # the score store's kernel
         _chunk_normal_scores.compile((f64, types.uint64, types.int64, f64))
+    _COMPILED.add(key)
     return time.perf_counter() - t0
+
+
+_COMPILED: set = set()  # _type_key of the plans compile_for has compiled the kernels for
+
+
+def _type_key(plan: Plan) -> tuple:
+    """What numba's type of ``plan`` depends on, quickly: the named tuple's class and each
+    field's Python type, for arrays also its dtype, dimensions, layout (numba's: ``C`` if
+    C-contiguous, else ``F`` if Fortran-contiguous, else ``A``), writeable and aligned
+    flags. Plans with one key have one numba type."""
+    return (type(plan),) + tuple(
+        (
+            type(v),
+            v.dtype.str,
+            v.ndim,
+            "C" if v.flags.c_contiguous else "F" if v.flags.f_contiguous else "A",
+            v.flags.writeable,
+            v.flags.aligned,
+        )
+        if isinstance(v, np.ndarray)
+        else type(v)
+        for v in plan
+    )
 
 
 @njit(cache=True)
@@ -676,7 +821,8 @@ def _sample_bins(p, state0, n):
     bins = np.zeros((A, width), dtype=np.int16)
     labels = np.zeros(n, dtype=np.int64)
     scores = np.zeros((K, n))
-    _draw_block(p, state, n, bins, scores, labels)
+    _draw_bins(p, state, n, bins)
+    _labels(p, bins, n, scores, labels)
     out = np.empty((n, A), dtype=np.int64)
     for i in range(n):
         for a in range(A):
@@ -756,7 +902,7 @@ def _bins_only(p, state0, n):
     bins = np.zeros((p.off.shape[0] - 1, BLOCK), dtype=np.int16)
     acc = 0
     for _ in range(0, n, BLOCK):
-        _independent_bins(p, state, bins, BLOCK)
+        _independent_bins(p.thr, p.guide, p.goff, p.gshift, p.off, state, bins, BLOCK)
         acc += bins[0, 0]
     return acc
 
@@ -773,30 +919,35 @@ def profile_draws(plan: Plan, state0: int, n: int, *, bins_only: bool = False) -
     The first call with a new plan type compiles (numba, cached on disk): warm up before
     timing."""
     if not bins_only:
-        return int(_chunk(plan, np.uint64(state0), int(n)))
+        return int(_chunk(plan, np.uint64(state0), int(n), _NO_SCORES))
     if plan.correlated:
         raise ValueError("profile_draws(bins_only=True) times independent noise only")
     return int(_bins_only(plan, np.uint64(state0), int(n)))
 
 
-def kernel_signatures(plan: Plan) -> list[tuple[Dispatcher, tuple]]:
-    """Every kernel this module calls from Python, each with the argument types (numba
-    types) its calls pass for plans of ``plan``'s numba type: :func:`chunk_seeds`,
-    :func:`count_agree` (one chunk or several; within :func:`shared_normal_scores` its score
-    store's kernels), :func:`sample_bins`, :func:`labels_of_bins` and :func:`bins_of` (not the
-    profiling hook's bins-only kernel). ``dispatcher.compile(types)`` for each compiles it, or
-    loads it from numba's disk cache, so that none of these calls compiles anything."""
+def kernel_signatures(plan: Plan, *, testing: bool = False) -> list[tuple[Dispatcher, tuple]]:
+    """The kernels this module calls from Python, each with the argument types (numba types)
+    its calls pass for plans of ``plan``'s numba type: :func:`chunk_seeds` and
+    :func:`count_agree` (one chunk or several, drawing or, within
+    :func:`shared_normal_scores`, from its score store; what :func:`compile_for` compiles),
+    with ``testing=True`` also the testing and validation helpers :func:`sample_bins`,
+    :func:`labels_of_bins` and :func:`bins_of` (never the profiling hook's bins-only
+    kernel). ``dispatcher.compile(types)`` for each compiles it, or loads it from numba's disk
+    cache, so that none of these calls compiles anything."""
     p = typeof(plan)
     u64, i64, f64 = types.uint64, types.int64, types.float64
 
     def arr(dtype, ndim: int = 1) -> types.Array:
         return types.Array(dtype, ndim, "C")
 
-    return [
+    workload = [
         (_hash_states, (arr(u64),)),
-        (_chunk, (p, u64, i64)),
-        (_chunk_of_scores, (p, arr(f64, 2), i64)),
+        (_chunk, (p, u64, i64, arr(f64, 2))),
         (_chunk_normal_scores, (arr(f64, 2), u64, i64, arr(f64, 2))),
+    ]
+    if not testing:
+        return workload
+    return workload + [
         (_sample_bins, (p, u64, i64)),
         (_labels_of_bins, (p, arr(types.int16, 2))),
         (_bins_of, (p, arr(f64, 2))),

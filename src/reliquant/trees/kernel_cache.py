@@ -13,11 +13,14 @@ waits for :func:`compile_kernels` (rule ``trees_kernels``), so no two jobs compi
 kernel at the same time and none pays for it.
 
 :func:`compile_kernels` compiles (or loads) every kernel with every argument type the
-package's calls pass: plans of independent, correlated and NORTA noise (one numba type:
+workflow's calls pass: plans of independent, correlated and NORTA noise (one numba type:
 their differences are values, not types; each distinct type is compiled), the score store
-of :func:`reliquant.trees.kernel.shared_normal_scores`, the testing helpers, and the box
-grid for float64 and float32 scores (:func:`reliquant.trees.kernel.kernel_signatures`,
-:func:`reliquant.trees.grid_kernel.kernel_signatures`). :func:`cache_stats` says, per
+of :func:`reliquant.trees.kernel.shared_normal_scores`, and the box grid for float64 and
+float32 scores (:func:`reliquant.trees.kernel.kernel_signatures`,
+:func:`reliquant.trees.grid_kernel.kernel_signatures`). Not the kernel's testing and
+validation helpers (:func:`reliquant.trees.kernel.sample_bins`, ``labels_of_bins``,
+``bins_of``: no job calls them; a test or benchmark that does compiles them on first use,
+about 4 s on a fresh machine). :func:`cache_stats` says, per
 kernel, what the calling process loaded and compiled so far (a process that compiled
 nothing has no cache misses).
 
@@ -75,8 +78,8 @@ def _signature(args: tuple) -> str:
 
 
 def compile_kernels() -> pd.DataFrame:
-    """Compile every kernel of the package with every argument type its calls pass (module
-    docstring), or load it from numba's disk cache; one row per kernel and signature
+    """Compile every kernel the workflow calls with every argument type its calls pass
+    (module docstring), or load it from numba's disk cache; one row per kernel and signature
     (:data:`KERNEL_COLUMNS`): ``status`` ``"compiled"`` (compiled by this process and saved to
     the cache) or ``"cached"`` (loaded from the cache); ``seconds``: the compilation (numba's
     compiler timer) or the load, NaN for one loaded while ``reliquant.trees`` was imported

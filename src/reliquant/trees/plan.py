@@ -17,17 +17,26 @@ space for plain Monte Carlo) the plan keeps:
 * the Cholesky factor of the scores' correlation (correlated and NORTA noise);
 * the *live* trees (more than one reachable leaf), compacted to their in-play splits
   (children side by side, also packed one int64 per node; a one-class tree's leaf score
-  per node), and
-  the summed scores of the fixed trees; the exact per-tree data for near-ties;
+  per node), and the summed scores of the fixed trees; the exact per-tree data for
+  near-ties;
+* leaf masks when there are enough live trees, each of one class and at most 8 leaves
+  (:func:`_leaf_masks`): per in-play feature and bin, a byte per live tree of the leaves
+  the bin leaves possible, and each tree's leaf scores by bit;
 * optional strata: boxes (bin ranges overriding the region on a few features) chosen with
   probability proportional to their masses.
 
-Public API: :class:`Plan`, :func:`build_plan`, :func:`bin_ranges`.
+The tables that depend on the ensemble and the region only are kept for the last few
+(ensemble, region) pairs met (:func:`_cached_tree_tables`): samples that share a region
+(plain Monte Carlo: the whole space) build them once.
+
+Public API: :class:`Plan`, :func:`build_plan`, :func:`bin_ranges`, and the constants.
 """
 
 from __future__ import annotations
 
 import bisect
+import threading
+from collections import OrderedDict
 from typing import NamedTuple
 
 import numpy as np
@@ -40,6 +49,8 @@ from reliquant.trees.structure import TreeEnsemble
 __all__ = [
     "LEAF_CUT",
     "LINK_CODES",
+    "MASK_LEAVES",
+    "MASK_MIN_TREES",
     "MAX_CUTS",
     "Plan",
     "U53",
@@ -50,6 +61,8 @@ __all__ = [
 LINK_CODES = {"argmax": 0, "sigmoid32": 1, "softmax32": 2, "ge0": 3, "sigmoid64": 4, "softmax64": 5}
 MAX_CUTS = 32_000  # bins are stored as int16
 LEAF_CUT = 32_767  # a leaf's cut: every bin is <= it
+MASK_LEAVES = 8  # a tree's leaf mask is one byte: at most 8 reachable leaves
+MASK_MIN_TREES = 8  # leaf masks from this many live trees on (fewer: the walks are as quick)
 
 
 class Plan(NamedTuple):
@@ -94,6 +107,9 @@ class Plan(NamedTuple):
     goff: np.ndarray  # int64[A + 1]
     gshift: np.ndarray  # int64[A]: cell of r is r >> gshift[a]
     node_val: np.ndarray  # float64[N]: at a leaf of a one-class live tree, its class's score
+    qmask: np.ndarray  # uint64[off[A] + A, G]: leaf masks (_leaf_masks), [0, 0] when unused
+    qmask_t: np.ndarray  # uint64[G, off[A] + A]: the same transposed (word-major)
+    qval: np.ndarray  # float64[T_live, 8]: each live tree's leaf score by mask bit, [0, 8]
 
     @property
     def n_in_play(self) -> int:
@@ -219,6 +235,67 @@ def _guide_tables(cdf_parts: list) -> tuple[np.ndarray, ...]:
         )
     return (np.concatenate(thr), np.concatenate(guide), np.array(goff, dtype=np.int64),
             np.array(gshift, dtype=np.int64))  # fmt: skip
+
+
+def _leaf_masks(nd: np.ndarray, roots: list, off: np.ndarray, node_val: np.ndarray,
+                live_class: np.ndarray) -> dict:  # fmt: skip
+    """Leaf masks of the live trees (QuickScorer, Lucchese et al. 2015): the plan's ``qmask``,
+    ``qmask_t`` (its transpose) and ``qval``, empty (``(0, 0)``, ``(0, 0)`` and ``(0, 8)``)
+    unless there are at least ``MASK_MIN_TREES`` live trees, each scoring one class (margin
+    models) with at most ``MASK_LEAVES`` reachable leaves.
+
+    A tree's leaves are numbered ``0 .. 7`` (in node order) and ``qval[t, j]`` is the score of
+    tree ``t``'s leaf ``j`` (``node_val``). For in-play feature ``a``, its bin ``b`` and live
+    tree ``t``, the byte ``M[a, b, t]`` is the AND over the tree's splits on ``a`` of the
+    complement of the leaves the bin cannot reach there: those of the right subtree when
+    ``b <= cut`` (the walk goes left), else those of the left subtree; leaves beyond the tree's
+    own are cleared. The AND of ``M[a, bins[a], t]`` over the in-play features keeps exactly
+    one bit, the walk's leaf: every other leaf lies on the untaken side of its deepest common
+    ancestor with that leaf. Byte ``j`` of ``qmask[off[a] + a + b, g]`` (``(w >> 8 j) &
+    0xFF``) is ``M[a, b, 8 g + j]``, so a draw ANDs one row of ``G = ceil(T / 8)`` words per
+    feature."""
+    T = len(roots)
+    none = np.zeros((0, 0), dtype=np.uint64)
+    off_tables = {"qmask": none, "qmask_t": none.copy(), "qval": np.zeros((0, MASK_LEAVES))}
+    if T < MASK_MIN_TREES or bool((live_class < 0).any()):
+        return off_tables
+    N = nd.shape[0]
+    tree_of = np.repeat(np.arange(T), np.diff(np.r_[roots, N]))  # a tree's nodes follow its root
+    leaf = np.nonzero(nd[:, 4] >= 0)[0]
+    n_leaves = np.bincount(tree_of[leaf], minlength=T)
+    if n_leaves.max() > MASK_LEAVES:
+        return off_tables
+    slot = np.arange(len(leaf)) - np.r_[0, np.cumsum(n_leaves)[:-1]][tree_of[leaf]]
+    qval = np.zeros((T, MASK_LEAVES))
+    qval[tree_of[leaf], slot] = node_val[leaf]
+    below = np.zeros(N, dtype=np.int64)  # the leaves under each node, as bits
+    below[leaf] = 1 << slot
+    below_list, left_list, is_split = below.tolist(), nd[:, 2].tolist(), (nd[:, 4] < 0).tolist()
+    for k in range(N - 1, -1, -1):  # children follow their parent (_compact): bottom-up
+        if is_split[k]:
+            below_list[k] = below_list[left_list[k]] | below_list[left_list[k] + 1]
+    below = np.array(below_list, dtype=np.int64)
+    split = np.nonzero(nd[:, 4] < 0)[0]
+    a, cut, left = nd[split, 0].astype(np.int64), nd[split, 1].astype(np.int64), nd[split, 2]
+    rows = off[a + 1] - off[a] + 1  # bins 0 .. m_a of the split's feature
+    first = np.repeat(np.cumsum(rows) - rows, rows)
+    b = np.arange(int(rows.sum())) - first  # each split's bins in turn
+    cut_r = np.repeat(cut, rows)
+    keep = np.where(b <= cut_r, ~np.repeat(below[left + 1], rows), ~np.repeat(below[left], rows))
+    R = int(off[-1]) + len(off) - 1
+    M = np.repeat(((1 << n_leaves) - 1).astype(np.uint8)[None, :], R, axis=0)
+    np.bitwise_and.at(
+        M.reshape(-1),
+        (np.repeat(off[a] + a, rows) + b) * T + np.repeat(tree_of[split], rows),
+        (keep & 0xFF).astype(np.uint8),
+    )
+    G = -(-T // 8)
+    padded = np.zeros((R, 8 * G), dtype=np.uint64)
+    padded[:, :T] = M
+    shifts = np.arange(8, dtype=np.uint64) * np.uint64(8)
+    qmask = np.bitwise_or.reduce(padded.reshape(R, G, 8) << shifts, axis=2)
+    return {"qmask": np.ascontiguousarray(qmask, dtype=np.uint64),
+            "qmask_t": np.ascontiguousarray(qmask.T, dtype=np.uint64), "qval": qval}  # fmt: skip
 
 
 def _decision_eps(ens: TreeEnsemble) -> float:
@@ -351,7 +428,36 @@ def _tree_tables(ens: TreeEnsemble, root_lo: np.ndarray, root_hi: np.ndarray) ->
         binary=binary, link=LINK_CODES[ens.link], margin64=ens.aggregation == "margin64",
         base64=ens.base_margin.astype(np.float64), link_scale=float(ens.link_scale),
         packed=_pack_nodes(nd), live_class=live_class, node_val=node_val,
+        **_leaf_masks(nd, roots, off, node_val, live_class),
     )  # fmt: skip
+
+
+_TABLES: OrderedDict = OrderedDict()  # (id(ens), region bytes) -> (ens, _tree_tables(...))
+_TABLES_MAX = 8  # ensembles and regions kept (most recently used)
+_TABLES_LOCK = threading.Lock()
+
+
+def _cached_tree_tables(ens: TreeEnsemble, root_lo: np.ndarray, root_hi: np.ndarray) -> dict:
+    """:func:`_tree_tables`, remembered for the last ``_TABLES_MAX`` ensembles and regions
+    (many samples share one region, e.g. the whole space), keyed by the ensemble's identity
+    (the entry holds the ensemble, so its ``id`` is not reused meanwhile; an ensemble is not
+    modified once read) and the region's values; each call returns a fresh dict of copies,
+    so no plan shares an array with the cache."""
+    key = (id(ens), root_lo.tobytes(), root_hi.tobytes())
+    with _TABLES_LOCK:
+        hit = _TABLES.get(key)
+        if hit is not None and hit[0] is ens:
+            _TABLES.move_to_end(key)
+    if hit is None or hit[0] is not ens:
+        hit = (ens, _tree_tables(ens, root_lo, root_hi))
+        with _TABLES_LOCK:
+            _TABLES[key] = hit
+            while len(_TABLES) > _TABLES_MAX:
+                _TABLES.popitem(last=False)
+    return {
+        k: v.copy() if isinstance(v, np.ndarray) else [c.copy() for c in v] if k == "cuts" else v
+        for k, v in hit[1].items()
+    }
 
 
 def build_plan(
@@ -379,7 +485,7 @@ def build_plan(
         root_hi = root_hi.copy()
         root_lo[fixed] = np.maximum(root_lo[fixed], np.nextafter(mu, -np.inf))
         root_hi[fixed] = np.minimum(root_hi[fixed], mu)
-    t = _tree_tables(ens, root_lo, root_hi)
+    t = _cached_tree_tables(ens, root_lo, root_hi)
     feats, cuts = t["features"], t.pop("cuts")
     edges = [np.r_[root_lo[f], c, root_hi[f]] for f, c in zip(feats, cuts, strict=True)]
     z_edges = _edge_scores(noise, feats, edges)
