@@ -104,12 +104,24 @@ class MnistCNN(nn.Module):
         of the ReLU work. The gradients are equal too: where a window's maximum is positive,
         both orders route its gradient to the same first maximum; elsewhere both give zero.
         The pooling is :func:`reliquant.mlm.pooling.max_pool_2x2`: ``F.max_pool2d(x, 2)`` bit
-        for bit, values and gradients, compiled on the CPU.
+        for bit, values and gradients, compiled on the CPU; so is the weight gradient of
+        ``conv1`` (:func:`reliquant.mlm.first_conv.first_conv`).
         """
-        x = F.relu(_max_pool_2x2(self.conv1(x)))
+        x = F.relu(_max_pool_2x2(_first_conv(self.conv1, x)))
         x = F.relu(_max_pool_2x2(self.conv2(x)))
         x = F.relu(self.fc1(torch.flatten(x, 1)))
         return F.log_softmax(self.fc2(x), dim=1)
+
+
+def _first_conv(conv: nn.Conv2d, x: torch.Tensor) -> torch.Tensor:
+    """``conv(x)`` for the first layer; in CPU training, its weight gradient comes from the
+    compiled :func:`reliquant.mlm.first_conv.first_conv` (oneDNN's values, checked on first
+    use), imported then (inference and GPU runs do not load numba for it)."""
+    if x.device.type != "cpu" or not torch.is_grad_enabled():
+        return conv(x)
+    from reliquant.mlm import first_conv
+
+    return first_conv.first_conv(conv, x)
 
 
 def _max_pool_2x2(x: torch.Tensor) -> torch.Tensor:
