@@ -40,6 +40,12 @@ CASES = {
     ),
     # pandas: reliquant.core imports reliquant.core.io
     "Clopper-Pearson interval": (["reliquant.core.binomial"], {"pandas"}),
+    # trees_table3_size draws no figure: the experiments' figures import matplotlib when they
+    # draw (numba and scipy: the kernels and the noise models it runs)
+    "trees experiments": (
+        ["reliquant.trees.reproduction.experiments"],
+        {"numba", "pandas", "scipy"},
+    ),
 }
 
 

@@ -13,6 +13,8 @@ from reliquant.core.datasets import IRIS_FEATURES
 from reliquant.trees.reproduction.data import (
     PIMA_FEATURES,
     PIMA_ROWS,
+    RESIZE_CHUNK,
+    RESIZE_METHODS,
     MarginalSpec,
     adaptive_weights,
     area_weights,
@@ -308,5 +310,21 @@ def test_resize_of_uint8_is_the_float_einsum_bit_for_bit():
             1.0,
         )
         out = resize_images(img, size)
-        assert out.strides == ref.strides
+        assert out.flags.c_contiguous  # (n, size, size) row-major: mnist_features is a view
         assert np.array_equal(out.view(np.int64), ref.view(np.int64))
+
+
+@pytest.mark.parametrize("method", RESIZE_METHODS)
+def test_resize_in_steps_is_the_whole_batch_einsum_bit_for_bit(method):
+    """:func:`resize_images` works :data:`RESIZE_CHUNK` images at a time: each image's pixels
+    are those of one einsum over the whole batch (as before the steps), bit for bit, for a
+    batch of several steps and a short last one, uint8 and float input."""
+    n = 2 * RESIZE_CHUNK + 37
+    img = np.random.default_rng(9).integers(0, 256, (n, 28, 28)).astype(np.uint8)
+    weights = area_weights if method == "area" else adaptive_weights
+    for size in (3, 10):
+        w = weights(28, size)
+        for images, scaled in ((img, img / 255.0), (img / 255.0, img / 255.0)):
+            whole = np.clip(np.einsum("ih,nhw,jw->nij", w, scaled, w, optimize=True), 0.0, 1.0)
+            out = resize_images(images, size, method)
+            assert np.array_equal(out.view(np.int64), whole.view(np.int64))

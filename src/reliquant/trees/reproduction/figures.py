@@ -12,14 +12,16 @@ them through :func:`reliquant.core.io.save_figure`.
 
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
+from typing import TYPE_CHECKING
+
 import numpy as np
 import pandas as pd
-from matplotlib.axes import Axes
-from matplotlib.figure import Figure
 
-from reliquant.core.plotting import PALETTE, apply_style
 from reliquant.trees.reproduction.agreement import r2_score
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 __all__ = [
     "figure_axes",
@@ -32,21 +34,35 @@ __all__ = [
 
 
 def figure_axes(width: float = 4.2, height: float = 3.4) -> tuple[Figure, Axes]:
-    """A new figure and its one axes in the project's style (for every figure of this topic)."""
+    """A new figure and its one axes in the project's style (for every figure of this topic).
+
+    matplotlib is imported here, at the first figure, not with the module: the jobs that
+    draw none (Table 3 per size, the kernels) do not load it."""
+    import matplotlib.pyplot as plt
+
+    from reliquant.core.plotting import apply_style
+
     apply_style()
     return plt.subplots(figsize=(width, height))
+
+
+def _palette() -> tuple:
+    """The project's colours (:data:`reliquant.core.plotting.PALETTE`)."""
+    from reliquant.core.plotting import PALETTE
+
+    return PALETTE
 
 
 def plot_box_comparison(table: pd.DataFrame) -> Figure:
     """Robustness from all boxes against the 99 % boxes per test sample, with the identity
     line (the figure paper 001 shows next to Table 1, its Figure 4)."""
     fig, ax = figure_axes()
-    ax.plot([0, 1], [0, 1], ls="--", color=PALETTE[3], lw=1, label="identity")
+    ax.plot([0, 1], [0, 1], ls="--", color=_palette()[3], lw=1, label="identity")
     ax.scatter(
         table["robustness_all"],
         table["robustness_pruned"],
         s=18,
-        color=PALETTE[0],
+        color=_palette()[0],
         label="test samples",
         zorder=3,
     )
@@ -77,7 +93,7 @@ def plot_runtimes(runtimes: pd.DataFrame) -> Figure:
             x + (k - (len(methods) - 1) / 2) * width,
             runtimes[m],
             width,
-            color=PALETTE[k],
+            color=_palette()[k],
             label=names[m],
         )
     ax.set_yscale("log")
@@ -101,7 +117,7 @@ def plot_mc_comparison(table: pd.DataFrame) -> Figure:
             g["mc_estimate"],
             s=10,
             alpha=0.8,
-            color=PALETTE[k % len(PALETTE)],
+            color=_palette()[k % len(_palette())],
             label=f"variance {v:g}",
         )
     ax.set_xlabel("exact robustness (engine)")
@@ -115,11 +131,11 @@ def plot_histogram(robustness: np.ndarray, threshold: float, title: str) -> Figu
     """Histogram of the test samples' robustness (paper 002, Figure 4)."""
     fig, ax = figure_axes()
     r = np.asarray(robustness, dtype=np.float64)
-    ax.hist(r, bins=np.linspace(0.0, 1.0, 21), color=PALETTE[0], edgecolor="white")
+    ax.hist(r, bins=np.linspace(0.0, 1.0, 21), color=_palette()[0], edgecolor="white")
     ax.axvline(
         threshold,
         ls="--",
-        color=PALETTE[3],
+        color=_palette()[3],
         lw=1,
         label=f"{int(np.count_nonzero(r > threshold))} of {r.size} above {threshold:g}",
     )
@@ -137,9 +153,9 @@ def plot_per_sample(table: pd.DataFrame, title: str) -> Figure:
     x = table["sample"].to_numpy()
     r = table["robustness"].to_numpy()
     ok = table["correct"].to_numpy(dtype=bool)
-    ax.scatter(x[ok], r[ok], color=PALETTE[0], s=22, label="correct prediction", zorder=3)
+    ax.scatter(x[ok], r[ok], color=_palette()[0], s=22, label="correct prediction", zorder=3)
     ax.scatter(
-        x[~ok], r[~ok], color=PALETTE[3], marker="x", s=30, label="wrong prediction", zorder=3
+        x[~ok], r[~ok], color=_palette()[3], marker="x", s=30, label="wrong prediction", zorder=3
     )
     ax.vlines(x, table["lower"], table["upper"], color="0.3", lw=1)
     ax.set_ylim(min(0.0, float(r.min()) - 0.05), 1.05)
