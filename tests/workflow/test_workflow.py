@@ -31,7 +31,6 @@ CHANGED_PARAM = ("nbc", "seed")
 CHANGED_PARAM_RULES = {
     "nbc_distributions",
     "nbc_cell",
-    "nbc_curves",
     "nbc_auc",
     "nbc_figures",
     "nbc_paper",
