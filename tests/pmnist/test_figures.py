@@ -55,7 +55,12 @@ def test_plots_have_one_cell_per_level_and_one_line_per_corruption() -> None:
     cells = {("clean", 0, 5): IMAGES[0]}
     cells.update({(n, lv, 5): IMAGES[lv % 7] for n in ("fog", "snow") for lv in range(1, 11)})
     fig = F.plot_sample_grid(cells, ["fog", "snow"], 5, title="t")
-    assert len(fig.axes) == 2 * (N_LEVELS + 1)
+    (ax,) = fig.axes
+    assert [t.get_text() for t in ax.get_xticklabels()] == [str(v) for v in range(N_LEVELS + 1)]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["fog", "snow"]
+    np.testing.assert_array_equal(
+        ax.images[0].get_array(), F.sample_grid_mosaic(cells, ["fog", "snow"], 5)
+    )
     rows = [P.summarize_block(IMAGES, "clean", 0)]
     rows += [P.summarize_block(IMAGES + lv, n, lv) for n in ("fog", "snow") for lv in (1, 2)]
     fig = F.plot_mean_intensity(P.summary_table(rows).to_pandas())
@@ -87,21 +92,26 @@ def test_one_reused_figure_draws_each_grid_as_plot_sample_grid(tmp_path) -> None
 
 
 @pytest.mark.parametrize("corruptions", [["fog"], ["fog", "snow", "frost"]])
-def test_hidden_empty_axes_leave_the_saved_files_unchanged(tmp_path, corruptions) -> None:
-    """The grid hides the axes that have no ticks and no label; showing them all again (the
-    figure as drawn before they were hidden) saves the same PNG and PDF, byte for byte."""
-    from reliquant.core.io import save_figure
-
-    cells = {("clean", 0, 5): IMAGES[0]}
-    cells.update({(n, lv, 5): IMAGES[lv % 7] for n in corruptions for lv in range(1, 11)})
-    fig = F.plot_sample_grid(cells, corruptions, 5, title="t")
-    hidden = [a for ax in fig.axes for a in (ax.xaxis, ax.yaxis) if not a.get_visible()]
-    assert len(hidden) == (len(corruptions) - 1) * (N_LEVELS + 1) + len(corruptions) * N_LEVELS
-    for suffix in ("png", "pdf"):
-        save_figure(fig, tmp_path / f"hidden.{suffix}")
-    for axis in hidden:
-        axis.set_visible(True)
-    for suffix in ("png", "pdf"):
-        save_figure(fig, tmp_path / f"shown.{suffix}")
-        shown = (tmp_path / f"shown.{suffix}").read_bytes()
-        assert (tmp_path / f"hidden.{suffix}").read_bytes() == shown, suffix
+def test_mosaic_holds_each_cell_at_its_row_and_level(corruptions) -> None:
+    """Cell (corruption r, level c) of the mosaic is that image, pixel for pixel; the gaps
+    between cells are white."""
+    rng = np.random.default_rng(3)
+    cells = {("clean", 0, 5): rng.integers(0, 255, (28, 28)).astype(np.uint8)}
+    cells.update(
+        {(n, lv, 5): rng.integers(0, 255, (28, 28)).astype(np.uint8)
+         for n in corruptions for lv in range(1, N_LEVELS + 1)}
+    )  # fmt: skip
+    mosaic = F.sample_grid_mosaic(cells, corruptions, 5)
+    step = 28 + F.GRID_GAP
+    assert mosaic.shape == (
+        len(corruptions) * step - F.GRID_GAP,
+        (N_LEVELS + 1) * step - F.GRID_GAP,
+    )
+    white = np.ones(mosaic.shape, dtype=bool)
+    for r, name in enumerate(corruptions):
+        for level in range(N_LEVELS + 1):
+            want = cells[("clean", 0, 5)] if level == 0 else cells[(name, level, 5)]
+            block = (slice(r * step, r * step + 28), slice(level * step, level * step + 28))
+            np.testing.assert_array_equal(mosaic[block], want)
+            white[block] = False
+    assert (mosaic[white] == 255).all()

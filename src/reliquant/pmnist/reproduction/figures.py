@@ -27,6 +27,8 @@ __all__ = [
     "plot_mean_intensity",
     "plot_sample_grid",
     "read_grid_cells",
+    "sample_grid_mosaic",
+    "GRID_GAP",
 ]
 
 
@@ -84,66 +86,74 @@ def iter_sample_grids(
 ) -> Iterator[tuple[int, Figure]]:
     """:func:`plot_sample_grid` of each ``(test_index, title)`` of ``grids``, in one figure.
 
-    The figure is built once (its 132 axes are most of the cost) and each grid replaces the
-    images and the title of the one before, so save each figure before taking the next: the
-    figure saved is the one :func:`plot_sample_grid` draws (the same file, byte for byte).
-    Yields ``(test_index, figure)``.
+    The figure is built once and each grid replaces the mosaic and the title of the one
+    before, so save each figure before taking the next: the figure saved is the one
+    :func:`plot_sample_grid` draws (the same file, byte for byte). Yields
+    ``(test_index, figure)``.
     """
-    fig, images, titled = None, {}, False
+    fig, image, titled = None, None, False
     for test_index, title in grids:
+        mosaic = sample_grid_mosaic(cells, corruptions, test_index)
         if fig is None:
-            fig, images = _sample_grid_figure(cells, corruptions, test_index)
+            fig, image = _sample_grid_figure(mosaic, corruptions)
         else:
-            clean = cells[(CLEAN, 0, test_index)]
-            for (name, level), image in images.items():
-                image.set_data(clean if level == 0 else cells[(name, level, test_index)])
+            image.set_data(mosaic)
         if title or titled:  # a grid without a title clears the one before
             fig.suptitle(f"{title}; columns: level 0 (clean) to 10" if title else "", fontsize=9)
             titled = True
         yield test_index, fig
 
 
-def _sample_grid_figure(
+#: Pixels between two cells of :func:`sample_grid_mosaic` (white, as the page around them).
+GRID_GAP = 3
+
+
+def sample_grid_mosaic(
     cells: Mapping[tuple[str, int, int], np.ndarray], corruptions: list[str], test_index: int
-) -> tuple[Figure, dict]:
-    """The grid figure of one digit, untitled, and its images by ``(corruption, level)``."""
+) -> np.ndarray:
+    """The grid of one digit as one uint8 image: row ``r`` (corruption ``corruptions[r]``),
+    column ``c`` (level ``c``, 0 = clean) holds that cell's image at
+    ``[r (h + GRID_GAP) : r (h + GRID_GAP) + h, c (w + GRID_GAP) : ...]``; the gaps are white
+    (255)."""
+    clean = np.asarray(cells[(CLEAN, 0, test_index)])
+    h, w = clean.shape
+    n_rows, n_cols = len(corruptions), N_LEVELS + 1
+    out = np.full(
+        (n_rows * (h + GRID_GAP) - GRID_GAP, n_cols * (w + GRID_GAP) - GRID_GAP), 255, np.uint8
+    )
+    for r, name in enumerate(corruptions):
+        for level in range(n_cols):
+            img = clean if level == 0 else cells[(name, level, test_index)]
+            top, left = r * (h + GRID_GAP), level * (w + GRID_GAP)
+            out[top : top + h, left : left + w] = img
+    return out
+
+
+def _sample_grid_figure(mosaic: np.ndarray, corruptions: list[str]) -> tuple[Figure, object]:
+    """The grid figure of one digit, untitled: one image (the mosaic, drawn pixel for pixel
+    by a single ``imshow``, not 132 axes), levels over the columns, corruptions by the rows;
+    returns the figure and its image."""
     import matplotlib.pyplot as plt
 
     from reliquant.core.plotting import apply_style
 
     apply_style()
     n_rows, n_cols = len(corruptions), N_LEVELS + 1
-    fig, axes = plt.subplots(n_rows, n_cols, figsize=(n_cols * 0.75, n_rows * 0.8), squeeze=False)
-    clean = cells[(CLEAN, 0, test_index)]
-    images = {}
-    for r, name in enumerate(corruptions):
-        for level in range(n_cols):
-            ax = axes[r, level]
-            img = clean if level == 0 else cells[(name, level, test_index)]
-            images[(name, level)] = ax.imshow(
-                img, cmap="gray", vmin=0, vmax=255, interpolation="nearest"
-            )
-            ax.set_xticks([])
-            ax.set_yticks([])
-            ax.grid(False)
-            for side in ax.spines.values():
-                side.set_visible(False)
-            # axes without ticks or label draw nothing: hidden, they cost no layout at each
-            # save. Kept: the bottom row's x axes and the first column's y axes (the row
-            # names), whose empty labels may reach past the cells into the tight bounding box
-            # (the others lie between cells), so the saved files are unchanged byte for byte.
-            if r < n_rows - 1:
-                ax.xaxis.set_visible(False)
-            if level > 0:
-                ax.yaxis.set_visible(False)
-            if r == 0:
-                ax.set_title(str(level), fontsize=8)
-            if level == 0:
-                ax.set_ylabel(
-                    name.replace("_", " "), rotation=0, ha="right", va="center", fontsize=8
-                )
-    fig.subplots_adjust(wspace=0.05, hspace=0.05)
-    return fig, images
+    cell_h = (mosaic.shape[0] + GRID_GAP) / n_rows
+    cell_w = (mosaic.shape[1] + GRID_GAP) / n_cols
+    fig, ax = plt.subplots(figsize=(n_cols * 0.75, n_rows * 0.8))
+    image = ax.imshow(mosaic, cmap="gray", vmin=0, vmax=255, interpolation="nearest")
+    ax.set_xticks([c * cell_w + (cell_w - GRID_GAP - 1) / 2 for c in range(n_cols)])
+    ax.set_xticklabels([str(level) for level in range(n_cols)], fontsize=8)
+    ax.xaxis.tick_top()
+    ax.set_yticks([r * cell_h + (cell_h - GRID_GAP - 1) / 2 for r in range(n_rows)])
+    ax.set_yticklabels([name.replace("_", " ") for name in corruptions], fontsize=8)
+    ax.tick_params(length=0)
+    ax.grid(False)
+    for side in ax.spines.values():
+        side.set_visible(False)
+    fig.tight_layout()
+    return fig, image
 
 
 def plot_mean_intensity(frame: pd.DataFrame) -> Figure:
