@@ -94,7 +94,7 @@ def test_pinned_gradients_and_training_are_pytorchs_bit_for_bit(tmp_path):
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["grads"] == [True] * 6
-    assert out["checked"] == [[[52, 1, 28, 28], True], [[64, 1, 28, 28], True]]
+    assert out["checked"] == [[[52, 1, 28, 28, 1], True], [[64, 1, 28, 28, 1], True]]
     assert out["training_equal"]
 
 
@@ -117,7 +117,7 @@ def test_autograd_gives_the_values_and_gradients_of_conv2d():
             grads.append((y, conv.weight.grad.clone(), conv.bias.grad.clone()))
         for got, want in zip(grads[0], grads[1], strict=True):
             assert np.array_equal(_bits(got), _bits(want))
-    assert set(first_conv._CHECKED) == {(16, 1, 28, 28)}
+    assert set(first_conv._CHECKED) == {(16, 1, 28, 28, torch.get_num_threads())}
 
 
 def test_a_kernel_that_differs_falls_back_to_pytorch(monkeypatch, caplog):
@@ -139,7 +139,8 @@ def test_a_kernel_that_differs_falls_back_to_pytorch(monkeypatch, caplog):
             conv.zero_grad(set_to_none=True)
             first_conv.first_conv(conv, x).backward(dy)
     assert "using PyTorch's" in caplog.text
-    assert first_conv._CHECKED == {(4, 1, 28, 28): False}
+    key = (4, 1, 28, 28, torch.get_num_threads())
+    assert list(first_conv._CHECKED.items()) == [(key, False)]
     want_w, want_b = first_conv._torch_grads(x, conv.weight.detach(), dy)
     assert np.array_equal(_bits(conv.weight.grad), _bits(want_w))
     assert np.array_equal(_bits(conv.bias.grad), _bits(want_b))

@@ -17,7 +17,7 @@ changes no sum that starts at +0). :func:`weight_grad` computes exactly that in 
 channels of a position in one vector, so the values are bit-identical.
 
 That this is oneDNN's order is checked, not assumed: the first backward pass of each input
-shape computes both and compares them bit for bit; where they differ (another oneDNN build or
+shape (and thread count) computes both and compares them bit for bit; where they differ (another oneDNN build or
 CPU level) the layer keeps PyTorch's gradient, with a warning. The forward pass is
 ``F.conv2d`` itself. ``tests/mlm/test_first_conv.py`` compares gradients with PyTorch's on
 random and edge-case inputs, and the training tests compare trained weights.
@@ -163,7 +163,8 @@ def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
     )
 
 
-#: Per input shape: whether the kernel gave PyTorch's gradients bit for bit (checked once).
+#: Per input shape and thread count: whether the kernel gave PyTorch's gradients bit for bit
+#: (checked once).
 _CHECKED: dict[tuple, bool] = {}
 
 
@@ -178,7 +179,8 @@ class _FirstConv(torch.autograd.Function):
     @staticmethod
     def backward(ctx, dy):  # noqa: D102
         x, weight = ctx.saved_tensors
-        key = tuple(x.shape)
+        # oneDNN's order may change with the shape and the thread count: checked per pair
+        key = (*x.shape, torch.get_num_threads())
         ok = _CHECKED.get(key)
         if ok is False:
             dw, db = _torch_grads(x, weight, dy)
@@ -192,7 +194,7 @@ class _FirstConv(torch.autograd.Function):
             if not _CHECKED[key]:
                 log.warning(
                     "the compiled first-convolution gradient differs from PyTorch's for input "
-                    "shape %s; using PyTorch's",
+                    "shape and threads %s; using PyTorch's",
                     key,
                 )
         return None, dw.to(weight.dtype), db.to(weight.dtype)
