@@ -39,7 +39,10 @@ Draws come in blocks of ``BLOCK``, for a :class:`reliquant.trees.plan.Plan`:
    class leads the runner-up by more than ``plan.eps`` that is the label; otherwise the
    scores are recomputed exactly as the library does (every tree walked in order; float32
    margins with XGBoost's sigmoid/softmax; float64 margins with LightGBM's sigmoid/softmax
-   or scikit-learn's sign rules; :mod:`reliquant.trees.structure`).
+   or scikit-learn's sign rules; :mod:`reliquant.trees.structure`). With exactly one live
+   tree (a single decision tree) a draw's label is a function of the leaf it reaches: the
+   draws are walked and each leaf's label, made once per kernel call by the same sums and
+   decision (:func:`_leaf_label`), is looked up (no per-draw score arithmetic).
 
 Random numbers: SplitMix64 (Steele, Lea & Flood 2014) per chunk of draws, each chunk seeded
 by hashing ``(seed, chunk index)``, so results do not depend on the number of threads.
@@ -435,6 +438,37 @@ def _walk1(pk, flat, shift, root, d, i):
 
 
 @njit(cache=True)
+def _walk_nodes(pk, flat, shift, root, d, n, out):
+    """``out[i]``: the leaf node draw ``i < n`` reaches from ``root`` in ``d`` steps, eight
+    walks at a time as :func:`_walk8` (for a single live tree; a function of arrays whose
+    step is a plain call, not numba-inlined: compiled once, in under a second, and as quick)."""
+    n8 = n - n % 8
+    for i in range(0, n8, 8):
+        a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = root
+        for _ in range(d):
+            a0, a1 = _next_node(pk, flat, shift, a0, i), _next_node(pk, flat, shift, a1, i + 1)
+            a2, a3 = _next_node(pk, flat, shift, a2, i + 2), _next_node(pk, flat, shift, a3, i + 3)
+            a4, a5 = _next_node(pk, flat, shift, a4, i + 4), _next_node(pk, flat, shift, a5, i + 5)
+            a6, a7 = _next_node(pk, flat, shift, a6, i + 6), _next_node(pk, flat, shift, a7, i + 7)
+        out[i], out[i + 1], out[i + 2], out[i + 3] = a0, a1, a2, a3
+        out[i + 4], out[i + 5], out[i + 6], out[i + 7] = a4, a5, a6, a7
+    for i in range(n8, n):
+        node = root
+        for _ in range(d):
+            node = _next_node(pk, flat, shift, node, i)
+        out[i] = node
+
+
+@njit(cache=True)
+def _next_node(packed, flat, shift, node, i):
+    """:func:`_flat_step` as a plain function (LLVM inlines it; numba types it once)."""
+    w = np.uint64(packed[node])
+    left = np.int64(w & np.uint64(0xFFFFFFFF))
+    cut = np.int64((w >> np.uint64(32)) & np.uint64(0xFFFF))
+    return left + (np.int64(flat[((w >> np.uint64(48)) << shift) + np.uint64(i)]) > cut)
+
+
+@njit(cache=True)
 def _leaves_of(tree_root, tree_depth, packed, node_leaf, bins, i, live_leaf):
     """Every live tree's leaf row for draw ``i`` (the exact fallback; the plan's arrays of
     those names)."""
@@ -522,23 +556,91 @@ def _add_mask_leaves(off, qmask, qmask_t, qval, lclass, bins, n, scores):
             s[i] += hi if (x & m4) != 0 else lo
 
 
+@njit(cache=True, inline="always")
+def _fast_label(scores, i, K, eps):
+    """The label of draw ``i`` from its summed scores ``scores[:, i]``: the first argmax
+    when it leads every other class by more than ``eps``, else -1 (a near-tie, for the
+    exact fallback). The one decision of :func:`_block_labels`, for walked draws and for
+    the labels of a single live tree's leaves (:func:`_leaf_label`) alike."""
+    best = 0
+    for c in range(1, K):
+        if scores[c, i] > scores[best, i]:
+            best = c
+    gap = np.inf
+    for c in range(K):
+        if c != best and scores[best, i] - scores[c, i] < gap:
+            gap = scores[best, i] - scores[c, i]
+    return best if gap > eps else -1
+
+
 @njit(cache=True)
-def _labels(p, bins, n, scores, out):
+def _leaf_label(
+    node, const, leaf_vals, node_val, node_leaf, k, eps, live_pos, tree_class, fixed_vals,
+    base32, base64, margin, margin64, binary, link, link_scale,
+):  # fmt: skip
+    """The label of every draw whose walk of the plan's one live tree ends on node ``node``
+    (the plan's arrays of those names; ``k``: the tree's ``live_class``): the scores
+    :func:`_block_labels` sums for such a draw (the fixed trees' sum, plus the leaf's scores,
+    one addition per class or only class ``k``'s), then the same decision
+    (:func:`_fast_label`, :func:`_exact_label` on a near-tie)."""
+    K = const.shape[0]
+    s = np.empty((K, 1))
+    for c in range(K):
+        s[c, 0] = const[c]
+    leaf = node_leaf[node]
+    if k >= 0:
+        s[k, 0] += node_val[node]
+    else:
+        for c in range(K):
+            s[c, 0] += leaf_vals[leaf, c]
+    label = _fast_label(s, 0, K, eps)
+    if label >= 0:
+        return label
+    live_leaf = np.empty(1, dtype=np.int64)
+    live_leaf[0] = leaf
+    return _exact_label(
+        K, live_pos, tree_class, fixed_vals, leaf_vals, base32, base64, margin, margin64,
+        binary, link, link_scale, live_leaf,
+    )  # fmt: skip
+
+
+@njit(cache=True)
+def _block_labels(p, bins, n, scores, out, memo):
     """Labels of the first ``n`` draws of ``bins`` (feature-major ``(A, w)``, ``w`` a power
     of two; module docstring): the scores ``scores[c, i]`` start from the fixed trees' sum
     and add each live tree's leaf in tree order, the leaves found from the leaf masks when
     the plan has them (:func:`_add_mask_leaves`), else tree by tree by eight walks at a time
-    (:func:`_walk8`; a one-class tree's leaf value read from ``p.node_val``)."""
+    (:func:`_walk8`; a one-class tree's leaf value read from ``p.node_val``).
+
+    With exactly one live tree (no masks) and a ``memo`` of one int64 per node (-1 when
+    unknown; kept by the caller across its blocks, :func:`_leaf_memo`), a draw's label is a
+    function of the leaf its walk reaches: the draws are walked, and each leaf's label is
+    computed once by :func:`_leaf_label` (the same sums and decision) and then looked up;
+    ``scores`` is then not filled. An empty ``memo`` (``(0,)``) always sums."""
     const, packed, leaf_vals, roots = p.const_scores, p.packed, p.leaf_vals, p.tree_root
     node_leaf, node_val, depth, lclass = p.node_leaf, p.node_val, p.tree_depth, p.live_class
     K = const.shape[0]
     flat = bins.reshape(-1)
     shift = _row_shift(bins.shape[1])
+    n8 = n - n % 8
+    masked = p.qmask.shape[0] > 0
+    if roots.shape[0] == 1 and not masked and memo.shape[0] == packed.shape[0]:
+        _walk_nodes(packed, flat, shift, roots[0], depth[0], n, out)  # each draw's leaf
+        for i in range(n):  # its label
+            node = out[i]
+            label = memo[node]
+            if label < 0:
+                label = _leaf_label(
+                    node, const, leaf_vals, node_val, node_leaf, lclass[0], p.eps, p.live_pos,
+                    p.tree_class, p.fixed_vals, p.base32, p.base64, p.margin, p.margin64,
+                    p.binary, p.link, p.link_scale,
+                )  # fmt: skip
+                memo[node] = label
+            out[i] = label
+        return
     for c in range(K):
         for i in range(n):
             scores[c, i] = const[c]
-    n8 = n - n % 8
-    masked = p.qmask.shape[0] > 0
     if masked:  # every live tree from the leaf masks
         _add_mask_leaves(p.off, p.qmask, p.qmask_t, p.qval, lclass, bins, n, scores)
     for t in range(0 if masked else roots.shape[0]):  # else tree by tree, walking
@@ -574,22 +676,33 @@ def _labels(p, bins, n, scores, out):
                     scores[c, i] += leaf_vals[leaf, c]
     live_leaf = np.empty(roots.shape[0], dtype=np.int64)
     for i in range(n):
-        best = 0
-        for c in range(1, K):
-            if scores[c, i] > scores[best, i]:
-                best = c
-        gap = np.inf
-        for c in range(K):
-            if c != best and scores[best, i] - scores[c, i] < gap:
-                gap = scores[best, i] - scores[c, i]
-        if gap > p.eps:
-            out[i] = best
-        else:  # near-tie: the library's own arithmetic, every tree in order
+        label = _fast_label(scores, i, K, p.eps)
+        if label < 0:  # near-tie: the library's own arithmetic, every tree in order
             _leaves_of(roots, depth, packed, node_leaf, bins, i, live_leaf)
-            out[i] = _exact_label(
+            label = _exact_label(
                 K, p.live_pos, p.tree_class, p.fixed_vals, leaf_vals, p.base32, p.base64,
                 p.margin, p.margin64, p.binary, p.link, p.link_scale, live_leaf,
             )  # fmt: skip
+        out[i] = label
+
+
+@njit(cache=True, inline="always")
+def _leaf_memo(p):
+    """A fresh leaf-label memo for :func:`_block_labels`: one -1 per node when the plan has
+    exactly one live tree (and no leaf masks), else empty (the general path)."""
+    if p.tree_root.shape[0] == 1 and p.qmask.shape[0] == 0:
+        memo = np.empty(p.packed.shape[0], dtype=np.int64)
+        for j in range(memo.shape[0]):
+            memo[j] = -1
+        return memo
+    return np.zeros(0, dtype=np.int64)
+
+
+@njit(cache=True)
+def _labels(p, bins, n, scores, out):
+    """:func:`_block_labels` that always sums: ``scores`` filled for every plan (for tests
+    that read the scores; the kernels call :func:`_block_labels` with a memo)."""
+    _block_labels(p, bins, n, scores, out, np.zeros(0, dtype=np.int64))
 
 
 @njit(cache=True, inline="always")
@@ -616,6 +729,7 @@ def _chunk(p, state0, n, z):
     scores = np.zeros((K, BLOCK))
     out = np.zeros(BLOCK, dtype=np.int64)
     stored = z.shape[0] > 0
+    memo = _leaf_memo(p)
     agree = 0
     for start in range(0, n, BLOCK):
         m = min(BLOCK, n - start)
@@ -623,7 +737,7 @@ def _chunk(p, state0, n, z):
             _bins_of_scores(p.zcut, p.off, z, start, bins, m)
         else:
             _draw_bins(p, state, m, bins)
-        _labels(p, bins, m, scores, out)
+        _block_labels(p, bins, m, scores, out, memo)
         for i in range(m):
             agree += out[i] == p.y
     return agree
@@ -822,7 +936,7 @@ def _sample_bins(p, state0, n):
     labels = np.zeros(n, dtype=np.int64)
     scores = np.zeros((K, n))
     _draw_bins(p, state, n, bins)
-    _labels(p, bins, n, scores, labels)
+    _block_labels(p, bins, n, scores, labels, _leaf_memo(p))
     out = np.empty((n, A), dtype=np.int64)
     for i in range(n):
         for a in range(A):
@@ -840,6 +954,7 @@ def _labels_of_bins(p, bins):
     n = bins.shape[0]
     out = np.zeros(n, dtype=np.int64)
     K = p.const_scores.shape[0]
+    memo = _leaf_memo(p)
     for b in range((n + BLOCK - 1) // BLOCK):
         s, e = b * BLOCK, min(n, (b + 1) * BLOCK)
         scores = np.zeros((K, BLOCK))
@@ -848,7 +963,7 @@ def _labels_of_bins(p, bins):
         for i in range(e - s):  # the block's rows, feature-major
             for a in range(bins.shape[1]):
                 block[a, i] = bins[s + i, a]
-        _labels(p, block, e - s, scores, res)
+        _block_labels(p, block, e - s, scores, res, memo)
         for i in range(e - s):
             out[s + i] = res[i]
     return out
