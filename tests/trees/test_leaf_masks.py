@@ -107,17 +107,18 @@ def _kernel_scores(plan, bins):
 
 
 def _plan(name, region, data):
-    """The plan of model ``name`` around training row 7 under unit noise, over ``region``."""
+    """``(plan, ens, lo, hi)``: the plan of model ``name`` around training row 7 under unit
+    noise over ``region``, with the ensemble and the region."""
     X, _ = data
     _, ens = _fit(name, data)
     lo, hi = _region(ens, X, region)
-    return build_plan(ens, IndependentNormal(X[7], 1.0), 0, lo, hi)
+    return build_plan(ens, IndependentNormal(X[7], 1.0), 0, lo, hi), ens, lo, hi
 
 
 @pytest.mark.parametrize("name", MODELS)
 @pytest.mark.parametrize("region", ["everything", "box"])
 def test_masks_keep_exactly_the_leaf_each_walk_reaches(name, region, data):
-    plan = _plan(name, region, data)
+    plan = _plan(name, region, data)[0]
     T = plan.n_live
     if T < MASK_MIN_TREES:
         assert plan.qmask.shape == (0, 0)
@@ -141,9 +142,7 @@ def test_masks_keep_exactly_the_leaf_each_walk_reaches(name, region, data):
 @pytest.mark.parametrize("region", ["everything", "box"])
 def test_scores_from_masks_equal_the_walks_bit_for_bit(name, region, data):
     X, _ = data
-    _, ens = _fit(name, data)
-    lo, hi = _region(ens, X, region)
-    plan = _plan(name, region, data)
+    plan, ens, lo, hi = _plan(name, region, data)
     if plan.qmask.shape[0] == 0:
         pytest.skip("no masks in this region")
     walked = _without_masks(plan)

@@ -182,11 +182,10 @@ class _FirstConv(torch.autograd.Function):
         # oneDNN's order may change with the shape and the thread count: checked per pair
         key = (*x.shape, torch.get_num_threads())
         ok = _CHECKED.get(key)
-        if ok is False:
+        if ok:
+            dw, db = _compiled_grads(x, dy)
+        elif ok is False:
             dw, db = _torch_grads(x, weight, dy)
-        elif ok:
-            dw, dbias = _compiled_grads(x, dy)
-            db = dbias
         else:
             dw, db = _torch_grads(x, weight, dy)
             got_w, got_b = _compiled_grads(x, dy)
@@ -197,7 +196,7 @@ class _FirstConv(torch.autograd.Function):
                     "shape and threads %s; using PyTorch's",
                     key,
                 )
-        return None, dw.to(weight.dtype), db.to(weight.dtype)
+        return None, dw, db
 
 
 def first_conv(conv: nn.Conv2d, x: torch.Tensor) -> torch.Tensor:
