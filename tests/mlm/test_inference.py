@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -54,6 +59,69 @@ def test_scores_do_not_depend_on_batch_size(model, images, channels_last):
                 model, images[:n], batch_size=512, device="cpu", channels_last=channels_last
             )
             np.testing.assert_array_equal(got, ref[:n], err_msg=f"{n} image(s)")
+
+
+# In a fresh process with the workflow's pinned CPU kernels (MKL's COMPATIBLE branch): the
+# softmax of the project's CNN for 600 images at each thread count and batch size, and whether
+# each equals the batch-128 scores of the same thread count (in both layouts).
+MANY_THREADS_WORKER = r"""
+import json, sys
+
+from reliquant.mlm.determinism import pin_cpu_kernels
+
+pin_cpu_kernels()
+
+import numpy as np
+import torch
+
+from reliquant.mlm import cnn, inference
+
+torch.manual_seed(11)
+model = cnn.build_cnn().eval()
+images = np.random.default_rng(0).integers(0, 256, (600, 28, 28), dtype=np.uint8)
+same = {}
+for threads in (1, 8, 16):
+    torch.set_num_threads(threads)
+    for layout in (True, False):
+        ref = inference.predict_softmax(model, images, 128, "cpu", channels_last=layout)
+        for batch_size in (1, 64, 299, 512, 2048):
+            got = inference.predict_softmax(model, images, batch_size, "cpu", channels_last=layout)
+            same[f"{threads} threads, channels_last={layout}, batch {batch_size}"] = bool(
+                np.array_equal(got, ref)
+            )
+        for start in (3, 299):  # where the passes are cut
+            got = inference.predict_softmax(model, images[start:], 64, "cpu", channels_last=layout)
+            same[f"{threads} threads, channels_last={layout}, from row {start}"] = bool(
+                np.array_equal(got, ref[start:])
+            )
+print(json.dumps(same))
+"""
+
+
+@pytest.mark.slow
+def test_cpu_scores_do_not_depend_on_batch_size_at_many_threads(tmp_path):
+    """With the pinned kernels and 8 or more threads, MKL splits the fully connected layer's
+    sums among its threads for some row counts (64 and 304 rows: 1-2 ulp apart; seen on a
+    16-core Xeon, and here with 8 and 16 threads on any core count), so every CPU pass has
+    CPU_FORWARD_ROWS rows: the scores do not depend on the batch size at any thread count."""
+    script = tmp_path / "worker.py"
+    script.write_text(MANY_THREADS_WORKER)
+    env = dict(os.environ, RELIQUANT_NO_PROGRESS="1")
+    out = subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stderr[-3000:]
+    same = json.loads(out.stdout.strip().splitlines()[-1])
+    assert len(same) == 3 * 2 * 7
+    assert all(same.values()), [case for case, ok in same.items() if not ok]
+
+
+def test_pass_rows_are_fixed_on_the_cpu_and_follow_the_batch_size_on_a_gpu():
+    assert {inference.pass_rows(b, "cpu") for b in (1, 64, 128, 299, 4096)} == {
+        inference.CPU_FORWARD_ROWS
+    }
+    assert inference.pass_rows(299, "cuda") == inference.forward_rows(299) == 304
+    assert inference.pass_rows(4096, torch.device("cuda:0")) == 4096
 
 
 def test_forward_rows_pad_to_a_multiple_of_eight():

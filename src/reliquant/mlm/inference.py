@@ -9,14 +9,19 @@ a parquet file of images (an MNIST split or a Perturbed MNIST partition), read c
 and returns the Arrow table the workflow writes; :func:`score_image_file` returns it as a
 DataFrame.
 
-Batch size and chunk size are speed settings only: every forward pass sees exactly
-:func:`forward_rows` ``(batch_size)`` rows, ``max(batch_size, MIN_FORWARD_ROWS)`` rounded up to
-a multiple of ``FORWARD_ROW_MULTIPLE`` (a short batch is padded with blank images whose outputs
-are dropped), because the matrix kernels of the fully connected layers choose their code path
-by the number of rows (on the CPU, passes of fewer than about 5 rows round differently, and
-with MKL's ``COMPATIBLE`` branch, which :mod:`reliquant.mlm.determinism` pins, so does every
-row count that is not a multiple of 4), and an image's scores must not depend on the batch it
-happens to land in.
+Batch size and chunk size are speed settings only: an image's scores must not depend on the
+batch it happens to land in, yet the matrix kernels of the fully connected layers choose their
+code path by the number of rows of a pass (on the CPU, passes of fewer than about 5 rows round
+differently; with MKL's ``COMPATIBLE`` branch, which :mod:`reliquant.mlm.determinism` pins, so
+does every row count that is not a multiple of 4; and with 8 or more threads MKL splits the
+sums of some row counts among its threads, 64 and 304 rows but not 128 on the machines
+measured, moving scores by 1-2 ulp). So every forward pass has a fixed shape, a short pass
+padded with blank images whose outputs are dropped (:func:`pass_rows`): on the CPU exactly
+:data:`CPU_FORWARD_ROWS` rows whatever ``batch_size`` is (the fastest size on one core,
+bench/mlm.py), so a row's scores are the same for every batch and chunk size at any thread
+count; on a GPU :func:`forward_rows` ``(batch_size)`` rows, ``max(batch_size,
+MIN_FORWARD_ROWS)`` rounded up to a multiple of ``FORWARD_ROW_MULTIPLE`` (large passes are
+what make a GPU fast; GPU scores are not bit-identical to the CPU's anyway).
 
 Across CPUs, the scores are bit-identical where the workflow script pinned the CPU kernels
 (:func:`reliquant.mlm.determinism.pin_cpu_kernels`) and the thread count is the same;
@@ -55,10 +60,12 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
+    "CPU_FORWARD_ROWS",
     "DEFAULT_BATCH_SIZE",
     "FORWARD_ROW_MULTIPLE",
     "MIN_FORWARD_ROWS",
     "forward_rows",
+    "pass_rows",
     "pooled_forward",
     "predict_softmax",
     "score_image_file",
@@ -68,8 +75,10 @@ __all__ = [
 
 log = logging.getLogger("reliquant.mlm.inference")
 
-#: Default inference batch size (fast on 2 CPU cores with channels-last; see bench/mlm.py).
+#: Default inference batch size (images per step; on a GPU also the rows of a forward pass).
 DEFAULT_BATCH_SIZE = 512
+#: Rows of every forward pass on the CPU, whatever the batch size (see the module doc).
+CPU_FORWARD_ROWS = 128
 #: Fewest rows of one forward pass: smaller batches are padded up to it (see the module doc).
 MIN_FORWARD_ROWS = 32
 #: Every forward pass has a multiple of this many rows (MKL's COMPATIBLE branch rounds passes
@@ -82,6 +91,14 @@ def forward_rows(batch_size: int) -> int:
     rounded up to a multiple of :data:`FORWARD_ROW_MULTIPLE` (512 -> 512, 299 -> 304, 1 -> 32)."""
     rows = max(batch_size, MIN_FORWARD_ROWS)
     return -(-rows // FORWARD_ROW_MULTIPLE) * FORWARD_ROW_MULTIPLE
+
+
+def pass_rows(batch_size: int, device: torch.device | str) -> int:
+    """Rows of every forward pass of :func:`predict_softmax` on ``device``:
+    :data:`CPU_FORWARD_ROWS` on the CPU (any ``batch_size``), else :func:`forward_rows`."""
+    if torch.device(device).type == "cpu":
+        return CPU_FORWARD_ROWS
+    return forward_rows(batch_size)
 
 
 def select_device(prefer: str | None = None) -> torch.device:
@@ -195,9 +212,10 @@ def predict_softmax(
     ``device`` (default: the model's own device). ``channels_last`` stores 4-D activations
     NHWC, which is faster for this CNN on the CPU; the values do not depend on it beyond float
     rounding. The model is moved to ``device`` (and that memory format) in place and left in
-    eval mode. Every forward pass has :func:`forward_rows` ``(batch_size)`` rows (a short batch
-    is padded with zero rows, outputs dropped), so a row's scores do not depend on
-    ``batch_size`` or on where the batches are cut. On the CPU in channels-last layout the
+    eval mode. Every forward pass has :func:`pass_rows` rows (a short pass is padded with zero
+    rows, outputs dropped): :data:`CPU_FORWARD_ROWS` on the CPU whatever ``batch_size`` is,
+    ``batch_size`` rounded up (:func:`forward_rows`) on a GPU; so a row's scores do not depend
+    on ``batch_size`` or on where the batches are cut (on the CPU at any thread count). On the CPU in channels-last layout the
     paper's CNN runs through :func:`pooled_forward` (bit-identical to ``model``, checked on the
     first batch; see the module doc).
     """
@@ -263,12 +281,13 @@ def _predict(
     outputs: str,
 ) -> np.ndarray:
     """The scoring loop of :func:`predict_softmax` (inputs checked, model prepared)."""
-    rows = forward_rows(batch_size)
+    rows = pass_rows(batch_size, device)
+    step = rows if device.type == "cpu" else batch_size  # images per forward pass
     out: np.ndarray | None = None
     with torch.inference_mode(), full_precision_cuda():
         # an empty input still makes one (all-padding) pass, to learn K
-        for start in range(0, max(len(images), 1), batch_size):
-            batch = images[start : start + batch_size]
+        for start in range(0, max(len(images), 1), step):
+            batch = images[start : start + step]
             xb = preprocess(_pad_rows(batch, rows))
             if not isinstance(xb, torch.Tensor):
                 raise TypeError(f"preprocess must return a torch.Tensor; got {type(xb).__name__}")
