@@ -337,7 +337,7 @@ def test_reading_the_model_is_not_charged_to_the_budget(data, monkeypatch):
 @pytest.mark.slow
 def test_readme_example_keeps_its_budget_on_an_empty_numba_cache(tmp_path):
     """On an empty numba cache (a fresh clone) the README's robustness(..., time_budget=2.0)
-    example returns within 2.5 s: the kernel compiles at ``import reliquant.trees``."""
+    example returns within 2.5 s: the kernel compiles when ``robustness`` is imported."""
     import json
     import os
     import subprocess

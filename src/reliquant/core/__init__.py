@@ -18,6 +18,7 @@ codedigest   the library-code digest that reruns jobs: code counts, comments and
 runtimes     a finished run's job times: per rule, start-up vs work, the critical path
 binomial     the exact (Clopper-Pearson) interval of a binomial proportion (trees, compare)
 rejection    accuracy-rejection curves and AU-ARC, ties averaged in closed form (nbc, compare)
+lazy         a package's public names imported on first use (PEP 562: trees, pmnist)
 """
 
 from reliquant.core.io import read_frame, write_frame, write_table, write_text

@@ -22,17 +22,22 @@ fused         each corruption as one compiled per-image loop, fields included (g
 reproduction  the perturbed set as the workflow builds it, calibration, figures (see its docstring)
 """
 
-from reliquant.pmnist.corruptions import to_float, to_uint8
-from reliquant.pmnist.fields import draw_fields
-from reliquant.pmnist.registry import (
-    CORRUPTIONS,
-    N_LEVELS,
-    REGISTRY,
-    CorruptionConfigError,
-    corrupt,
-    level_params,
-    validate_schedule,
-)
+from reliquant.core.lazy import lazy_attributes
+
+#: Each public name and the module that defines it, imported when the name is first used
+#: (PEP 562): code that reads the run's tables (the doc blocks) loads no numba.
+_HOMES = {
+    "to_float": "corruptions",
+    "to_uint8": "corruptions",
+    "draw_fields": "fields",
+    "CORRUPTIONS": "registry",
+    "N_LEVELS": "registry",
+    "REGISTRY": "registry",
+    "CorruptionConfigError": "registry",
+    "corrupt": "registry",
+    "level_params": "registry",
+    "validate_schedule": "registry",
+}
 
 __all__ = [
     "CORRUPTIONS",
@@ -46,3 +51,5 @@ __all__ = [
     "to_uint8",
     "validate_schedule",
 ]
+
+__getattr__, __dir__ = lazy_attributes(__name__, _HOMES, globals())

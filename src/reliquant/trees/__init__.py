@@ -3,10 +3,14 @@
 The method a user calls is exported here (``__all__``); the reproduction of the papers'
 Section 5 lives in :mod:`reliquant.trees.reproduction`.
 
-Importing this package compiles the numba sampling kernel (:func:`warm_up`), so that no
-``robustness(..., time_budget=...)`` call spends its budget compiling: once per machine this
-takes tens of seconds (numba then caches it on disk beside :mod:`reliquant.trees.kernel`);
-later imports load it from the cache in a fraction of a second.
+The names of ``__all__`` are imported on first use (PEP 562), so that a job which only reads
+tables (the paper comparison, the doc blocks) loads neither numba nor scipy. Importing
+:func:`robustness` (``from reliquant.trees import robustness``, or any import of
+:mod:`reliquant.trees.anytime`) compiles the numba sampling kernel (:func:`warm_up`), so that
+no ``robustness(..., time_budget=...)`` call spends its budget compiling: once per machine
+this takes tens of seconds (numba then caches it on disk beside
+:mod:`reliquant.trees.kernel`); later imports load it from the cache in a fraction of a
+second.
 
 Modules
 -------
@@ -36,14 +40,28 @@ reproduction  the papers' Section 5: data preparation, model fitting, per-sample
               agreement, figures, experiments, Pima, paper comparison, highlights
 """
 
-from reliquant.trees.anytime import RobustnessResult, robustness, robustness_batch, warm_up
-from reliquant.trees.box_mass import CorrelatedNormal, IndependentNormal, NortaNoise
-from reliquant.trees.boxes import grid_robustness
-from reliquant.trees.engine import EngineResult, exact_robustness
-from reliquant.trees.monte_carlo import MonteCarloResult, monte_carlo_robustness
-from reliquant.trees.noise import Gaussian, Norta
-from reliquant.trees.readers import extract_ensemble, load_model
-from reliquant.trees.structure import TreeEnsemble
+from reliquant.core.lazy import lazy_attributes
+
+#: Each public name and the module that defines it (imported when the name is first used).
+_HOMES = {
+    "RobustnessResult": "anytime",
+    "robustness": "anytime",
+    "robustness_batch": "anytime",
+    "warm_up": "anytime",
+    "CorrelatedNormal": "box_mass",
+    "IndependentNormal": "box_mass",
+    "NortaNoise": "box_mass",
+    "grid_robustness": "boxes",
+    "EngineResult": "engine",
+    "exact_robustness": "engine",
+    "MonteCarloResult": "monte_carlo",
+    "monte_carlo_robustness": "monte_carlo",
+    "Gaussian": "noise",
+    "Norta": "noise",
+    "extract_ensemble": "readers",
+    "load_model": "readers",
+    "TreeEnsemble": "structure",
+}
 
 __all__ = [
     "CorrelatedNormal",
@@ -65,4 +83,4 @@ __all__ = [
     "warm_up",
 ]
 
-warm_up(full=False)  # compile (first import on a machine) or load the kernel robustness uses
+__getattr__, __dir__ = lazy_attributes(__name__, _HOMES, globals())

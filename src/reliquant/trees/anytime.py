@@ -534,3 +534,9 @@ def robustness_batch(model, X, noise, *, seed: int = 0, **kwargs) -> pd.DataFram
         r = robustness(ens, x, noise, seed=block_int_seed(seed, "anytime", i), **kwargs)
         rows.append({"sample": i, **asdict(r), "half_width": r.half_width})
     return pd.DataFrame(rows)
+
+
+# Importing this module (``from reliquant.trees import robustness`` does) compiles the kernels
+# robustness() draws with, or loads them from numba's disk cache, so that no time budget is
+# spent compiling (issue 22; docs/trees.md, "The compiled kernel").
+warm_up(full=False)

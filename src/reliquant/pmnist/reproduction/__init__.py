@@ -6,6 +6,7 @@ their own images needs none of it (see :mod:`reliquant.pmnist`).
 Modules
 -------
 partitions        seeded per-block generation (``generate_block``), partition I/O, intensity summaries
+partition_names   the names of the partitions that are not a corruption's (``CLEAN``)
 calibration       the ``calibrated`` severity schedule (for any classifier's predict function)
 figures           sample grids (Figure 6 style) and intensity-per-level plots
 highlights        the schedule's quirks docs/pmnist.md quotes, generated from the run's statistics

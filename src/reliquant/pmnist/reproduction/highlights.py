@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from reliquant.pmnist.reproduction.partitions import CLEAN
+from reliquant.pmnist.reproduction.partition_names import CLEAN
 
 __all__ = [
     "highlight_blocks",

@@ -44,6 +44,7 @@ from reliquant.core.io import (
 from reliquant.pmnist.corruptions import SIDE, check_images
 from reliquant.pmnist.fused import corrupt_block
 from reliquant.pmnist.registry import N_LEVELS, level_params, validate_schedule
+from reliquant.pmnist.reproduction.partition_names import CLEAN
 
 __all__ = [
     "CLEAN",
@@ -66,7 +67,6 @@ __all__ = [
 
 log = logging.getLogger("reliquant.pmnist.reproduction.partitions")
 
-CLEAN = "clean"
 N_BINS = 16
 
 PARTITION_SCHEMA = pa.schema(
