@@ -1,16 +1,12 @@
 """The compiled gradient of the CNN's first convolution against PyTorch's (oneDNN's):
-weight and bias gradients bit for bit, the fallback, training."""
+weight and bias gradients bit for bit (also where every sum underflows to -0.0, which shows
+whether the taps on the zero padding are added), the first-use check and its fallback,
+training."""
 
 from __future__ import annotations
 
-import json
-import logging
-import os
 import platform
-import subprocess
-import sys
 
-import numpy as np
 import pytest
 import torch
 from torch import nn
@@ -18,10 +14,7 @@ from torch.nn import functional as F
 
 from reliquant.mlm import first_conv
 
-
-def _bits(t: torch.Tensor) -> np.ndarray:
-    """The float32 bit patterns (so that -0.0 differs from 0.0)."""
-    return t.detach().contiguous().numpy().view(np.uint32)
+from . import conv_kernel_checks as checks
 
 
 def _conv(seed: int) -> nn.Conv2d:
@@ -31,71 +24,51 @@ def _conv(seed: int) -> nn.Conv2d:
 
 # Under the pinned kernels (as every workflow job runs; a fresh process, since pinning must
 # precede the torch import): gradients of several shapes and scales, with exact zeros, -0.0
-# and a zero image, compared bit for bit with convolution_backward; and two epochs of
-# training with the kernel against PyTorch's own gradient. (A batch of one image is not
-# among them: oneDNN sums its bias gradient in another order, so the check at its first
-# backward pass sends it to PyTorch's gradient.)
-PINNED_WORKER = r"""
-import json
-from reliquant.mlm.determinism import pin_cpu_kernels
+# and a zero image, and inputs whose products all underflow to -0.0 (oneDNN skips the taps
+# on the zero padding, so every weight gradient stays -0.0; adding dy * 0 would make some
+# +0.0), compared bit for bit with convolution_backward; the first-use check (a batch of one
+# image, whose bias gradient oneDNN sums in another order, and images of 1 or 2 rows, for
+# which oneDNN adds the padding taps, go to PyTorch's gradient); two epochs of training with
+# the kernel against PyTorch's own gradient.
+PINNED_WORKER = (
+    checks.PINNED_PRELUDE
+    + r"""
+from reliquant.mlm import first_conv
 
-pin_cpu_kernels()
-import numpy as np
-import torch
-from torch import nn
-
-from reliquant.mlm import cnn, first_conv
-
-torch.set_num_threads(1)
-torch.use_deterministic_algorithms(True)
-bits = lambda t: t.detach().contiguous().numpy().view(np.uint32)
-out = {"grads": []}
-for n, h, w, scale in [(2, 28, 28, 1.0), (7, 28, 28, 1e3), (64, 28, 28, 1.0), (32, 28, 28, 1.0),
-                       (3, 5, 9, 1e-3), (2, 1, 1, 1.0)]:
+out["grads"] = []
+for case, (n, h, w, scale) in enumerate([
+    (2, 28, 28, 1.0), (7, 28, 28, 1e3), (64, 28, 28, 1.0), (32, 28, 28, 1.0), (3, 5, 9, 1e-3),
+    (2, 1, 1, 1.0), (64, 28, 28, 1.0), (32, 28, 28, 1.0), (3, 5, 9, 1.0), (2, 3, 1, 1.0),
+]):
     gen = torch.Generator().manual_seed(n * 1000 + h)
     x = torch.randn(n, 1, h, w, generator=gen) * scale
     x[0] = 0.0
     dy = torch.randn(n, first_conv.CHANNELS, h, w, generator=gen)
     dy[-1, :, -1] = -0.0
+    if case >= 6:  # every product underflows to -0.0; a padding tap would add +0.0
+        x.fill_(-1e-30)
+        dy.fill_(1e-30)
     torch.manual_seed(n)
     conv = nn.Conv2d(1, first_conv.CHANNELS, 3, padding=1)
-    want_w, want_b = first_conv._torch_grads(x, conv.weight.detach(), dy)
+    _, want_w, want_b = torch_grads(x, conv.weight.detach(), dy)
     got_w, got_b = first_conv._compiled_grads(x, dy)
-    out["grads"].append(bool(np.array_equal(bits(got_w), bits(want_w))
-                             and np.array_equal(bits(got_b), bits(want_b))))
-rng = np.random.default_rng(0)
-images = rng.integers(0, 256, size=(500, 28, 28), dtype=np.uint8)
-images[:, :6] = 0
-labels = rng.integers(0, 10, size=500).astype(np.uint8)
-train = lambda: cnn.train_cnn(images, labels, epochs=2, batch_size=64, seed=3, threads=1,
-                              progress=False).model.state_dict()
-first_conv._CHECKED.clear()
-weights = train()
-out["checked"] = sorted([list(k), v] for k, v in first_conv._CHECKED.items())
-cnn._first_conv = lambda conv, x: conv(x)
-ref = train()
-out["training_equal"] = all(np.array_equal(bits(weights[k]), bits(ref[k])) for k in weights)
-print(json.dumps(out))
+    out["grads"].append(same(got_w, want_w) and same(got_b, want_b))
 """
+    + checks.first_use_snippet("first_conv", "first_conv", 1, first_conv.CHANNELS, x_grad=False)
+    + checks.training_snippet("first_conv", "_first_conv")
+)
 
 
 @pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="pinning: x86-64 only")
 def test_pinned_gradients_and_training_are_pytorchs_bit_for_bit(tmp_path):
     """With the CPU kernels pinned, the kernel's weight and bias gradients equal PyTorch's in
-    every bit for every shape, training uses the kernel (both batch sizes checked and kept)
-    and its weights equal those of PyTorch's own gradient."""
-    script = tmp_path / "worker.py"
-    script.write_text(PINNED_WORKER)
-    env = dict(os.environ, RELIQUANT_NO_PROGRESS="1")
-    env.pop("RELIQUANT_CPU_CAPABILITY", None)
-    proc = subprocess.run(
-        [sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=600
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert out["grads"] == [True] * 6
-    assert out["checked"] == [[[52, 1, 28, 28, 1], True], [[64, 1, 28, 28, 1], True]]
-    assert out["training_equal"]
+    every bit for every case, underflowing ones included; the first-use check refuses a
+    batch of one image and images of 1 and 2 rows, whose gradients stay PyTorch's; training
+    uses the kernel (both batch sizes checked and kept) and its weights equal those of
+    PyTorch's own gradient."""
+    out = checks.run_pinned(tmp_path / "worker.py", PINNED_WORKER)
+    assert out["grads"] == [True] * 10
+    checks.check_first_use_and_training(out, 1)
 
 
 def test_autograd_gives_the_values_and_gradients_of_conv2d():
@@ -103,47 +76,16 @@ def test_autograd_gives_the_values_and_gradients_of_conv2d():
     parameters' gradients are those of plain ``conv(x)``, at the first (checked) call and
     the later ones: the kernel's where it matched PyTorch's (pinned kernels), PyTorch's
     where it did not (this test process is not pinned)."""
-    gen = torch.Generator().manual_seed(5)
-    conv = _conv(1)
-    first_conv._CHECKED.clear()
-    for _ in range(3):
-        x = torch.randn(16, 1, 28, 28, generator=gen)
-        dy = torch.randn(16, first_conv.CHANNELS, 28, 28, generator=gen)
-        grads = []
-        for forward in (lambda t: first_conv.first_conv(conv, t), conv):
-            conv.zero_grad(set_to_none=True)
-            y = forward(x)
-            y.backward(dy)
-            grads.append((y, conv.weight.grad.clone(), conv.bias.grad.clone()))
-        for got, want in zip(grads[0], grads[1], strict=True):
-            assert np.array_equal(_bits(got), _bits(want))
-    assert set(first_conv._CHECKED) == {(16, 1, 28, 28, torch.get_num_threads())}
+    checks.check_autograd(
+        first_conv.first_conv, first_conv, _conv(1), (16, 1, 28, 28), x_grad=False
+    )
 
 
 def test_a_kernel_that_differs_falls_back_to_pytorch(monkeypatch, caplog):
     """If the kernel's gradient differed from PyTorch's on the first backward pass of a shape,
     the layer warns and keeps PyTorch's gradients (as for another oneDNN or CPU level)."""
-    conv = _conv(2)
-    first_conv._CHECKED.clear()
-    real = first_conv._compiled_grads
-
-    def off_by_one_ulp(x, dy):
-        dw, db = real(x, dy)
-        return torch.nextafter(dw, torch.full_like(dw, np.inf)), db
-
-    monkeypatch.setattr(first_conv, "_compiled_grads", off_by_one_ulp)
     x = torch.randn(4, 1, 28, 28)
-    dy = torch.randn(4, first_conv.CHANNELS, 28, 28)
-    with caplog.at_level(logging.WARNING, logger="reliquant.mlm.first_conv"):
-        for _ in range(2):
-            conv.zero_grad(set_to_none=True)
-            first_conv.first_conv(conv, x).backward(dy)
-    assert "using PyTorch's" in caplog.text
-    key = (4, 1, 28, 28, torch.get_num_threads())
-    assert list(first_conv._CHECKED.items()) == [(key, False)]
-    want_w, want_b = first_conv._torch_grads(x, conv.weight.detach(), dy)
-    assert np.array_equal(_bits(conv.weight.grad), _bits(want_w))
-    assert np.array_equal(_bits(conv.bias.grad), _bits(want_b))
+    checks.check_fallback(first_conv.first_conv, first_conv, _conv(2), x, monkeypatch, caplog)
 
 
 def test_layers_and_inputs_it_does_not_handle_take_conv():

@@ -21,6 +21,10 @@ matrices     nearest-distance and likelihood matrices per scope, mean/std over l
 likelihood   one call from any K-class softmax to centroids, D and L (eqs. 3-8)
 cnn          the CNN of Section 3.1 and its training (imports torch)
 inference    batched softmax on the GPU when present, else the CPU (imports torch)
+pooling      2x2 max pooling compiled (numba), values and gradients F.max_pool2d's bit for bit
+first_conv   conv1's weight and bias gradients compiled, oneDNN's summation order bit for bit
+second_conv  conv2's weight and bias gradients compiled (one-thread training), likewise
+checked_conv the compiled gradients' first-use check against PyTorch, and the fallback
 determinism  pin the CPU kernels (ATen, oneDNN, MKL) before torch is imported, so training and
              inference are bit-identical across x86-64 CPUs (``pin_cpu_kernels``)
 custom       a workflow ``custom:`` case of kind mlm: D and L from a softmax table

@@ -104,24 +104,38 @@ class MnistCNN(nn.Module):
         of the ReLU work. The gradients are equal too: where a window's maximum is positive,
         both orders route its gradient to the same first maximum; elsewhere both give zero.
         The pooling is :func:`reliquant.mlm.pooling.max_pool_2x2`: ``F.max_pool2d(x, 2)`` bit
-        for bit, values and gradients, compiled on the CPU; so is the weight gradient of
-        ``conv1`` (:func:`reliquant.mlm.first_conv.first_conv`).
+        for bit, values and gradients, compiled on the CPU; so are the weight and bias
+        gradients of ``conv1`` (:func:`reliquant.mlm.first_conv.first_conv`) and, in
+        one-thread training, of ``conv2`` (:func:`reliquant.mlm.second_conv.second_conv`),
+        oneDNN's bit for bit (checked at first use, :mod:`reliquant.mlm.checked_conv`).
         """
         x = F.relu(_max_pool_2x2(_first_conv(self.conv1, x)))
-        x = F.relu(_max_pool_2x2(self.conv2(x)))
+        x = F.relu(_max_pool_2x2(_second_conv(self.conv2, x)))
         x = F.relu(self.fc1(torch.flatten(x, 1)))
         return F.log_softmax(self.fc2(x), dim=1)
 
 
 def _first_conv(conv: nn.Conv2d, x: torch.Tensor) -> torch.Tensor:
-    """``conv(x)`` for the first layer; in CPU training, its weight gradient comes from the
-    compiled :func:`reliquant.mlm.first_conv.first_conv` (oneDNN's values, checked on first
-    use), imported then (inference and GPU runs do not load numba for it)."""
+    """``conv(x)`` for the first layer, through :func:`reliquant.mlm.first_conv.first_conv`
+    in CPU training (:func:`_compiled_conv`)."""
+    return _compiled_conv("first_conv", conv, x)
+
+
+def _second_conv(conv: nn.Conv2d, x: torch.Tensor) -> torch.Tensor:
+    """``conv(x)`` for the second layer, through :func:`reliquant.mlm.second_conv.second_conv`
+    in CPU training (:func:`_compiled_conv`)."""
+    return _compiled_conv("second_conv", conv, x)
+
+
+def _compiled_conv(layer: str, conv: nn.Conv2d, x: torch.Tensor) -> torch.Tensor:
+    """``conv(x)``; in CPU training through ``reliquant.mlm.<layer>.<layer>``, whose weight and
+    bias gradients come from a compiled kernel (oneDNN's values, checked on first use),
+    imported then (inference and GPU runs do not load numba for it)."""
     if x.device.type != "cpu" or not torch.is_grad_enabled():
         return conv(x)
-    from reliquant.mlm import first_conv
+    from importlib import import_module
 
-    return first_conv.first_conv(conv, x)
+    return getattr(import_module(f"reliquant.mlm.{layer}"), layer)(conv, x)
 
 
 def _max_pool_2x2(x: torch.Tensor) -> torch.Tensor:

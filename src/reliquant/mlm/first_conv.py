@@ -11,14 +11,18 @@ in order, then rows, then columns, from zero:
     dW[c, kh, kw] = fma(dy[n, c, h, w], x[n, h + kh - 1, w + kw - 1], dW[c, kh, kw])
     db[c]         = db[c] + dy[n, c, h, w]
 
-(each a fused multiply-add, a single rounding; taps on the zero padding add ``dy * 0``, which
-changes no sum that starts at +0). :func:`weight_grad` computes exactly that in a numba kernel
+(each a fused multiply-add, a single rounding), for the taps inside the image only: oneDNN
+skips the taps on the zero padding (adding ``dy * 0 = +0.0`` would turn a sum that underflowed
+to ``-0.0`` into ``+0.0``). :func:`weight_grad` computes exactly that in a numba kernel
 (LLVM's vector ``fma`` intrinsic: FMA instructions on every CPU the project pins to), the 16
 channels of a position in one vector, so the values are bit-identical.
 
 That this is oneDNN's order is checked, not assumed: the first backward pass of each input
-shape (and thread count) computes both and compares them bit for bit; where they differ (another oneDNN build or
-CPU level) the layer keeps PyTorch's gradient, with a warning. The forward pass is
+shape (and thread count) computes both and compares them bit for bit; where they differ
+(another oneDNN build or CPU level, a batch of one image), or where they differ on a probe
+whose products all underflow to ``-0.0`` (images of fewer than 3 rows, for which oneDNN adds
+the padding taps), the layer keeps PyTorch's gradient, with a warning
+(:mod:`reliquant.mlm.checked_conv`). The forward pass is
 ``F.conv2d`` itself. ``tests/mlm/test_first_conv.py`` compares gradients with PyTorch's on
 random and edge-case inputs, and the training tests compare trained weights.
 """
@@ -34,7 +38,13 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 from torch import nn
-from torch.nn import functional as F
+
+from reliquant.mlm.checked_conv import (
+    GradientCheck,
+    checked_conv3x3,
+    handles_conv3x3,
+    wants_parameter_grads,
+)
 
 __all__ = ["CHANNELS", "first_conv", "handles", "weight_grad"]
 
@@ -79,30 +89,39 @@ def _fma16(typingctx, dst, dst_off, src, src_off, v):
 
 
 @njit(cache=True)
-def weight_grad(xp: np.ndarray, dy: np.ndarray, acc: np.ndarray) -> None:  # pragma: no cover
+def weight_grad(x: np.ndarray, dy: np.ndarray, acc: np.ndarray) -> None:  # pragma: no cover
     """Add to ``acc`` ``(10 C,)`` float32 the weight gradients (taps ``t = kh * 3 + kw`` at
-    ``acc[t C : (t + 1) C]``) and the bias gradient (``acc[9 C:]``) of a 3x3 convolution of
-    the zero-padded one-channel images ``xp`` ``(n, H + 2, W + 2)`` for the output gradient
-    ``dy`` ``(n, H W C)`` (channels-last), in oneDNN's order (module docstring): each
-    ``(tap, channel)`` sum runs over the positions in order (image, row, column), one FMA per
-    position; the bias adds ``fma(dy, 1, .)``, which is ``dy + .`` rounded once. Sums are
-    independent of one another, so an image's positions are visited once per kernel row,
-    the 16 channels of a position in one vector."""
-    n_img, hp, wp = xp.shape
-    height, width = hp - 2, wp - 2
+    ``acc[t C : (t + 1) C]``) and the bias gradient (``acc[9 C:]``) of a 3x3 convolution
+    (padding 1) of the one-channel images ``x`` ``(n, H, W)`` for the output gradient ``dy``
+    ``(n, H W C)`` (channels-last), in oneDNN's order (module docstring): each ``(tap,
+    channel)`` sum runs over the positions in order (image, row, column), one FMA per
+    position whose tap lies inside the image (the taps on the padding are skipped); the bias
+    adds ``fma(dy, 1, .)``, which is ``dy + .`` rounded once. Sums are independent of one
+    another, so an image's positions are visited once per kernel row, the 16 channels of a
+    position in one vector."""
+    n_img, height, width = x.shape
     one = np.float32(1.0)
+    left, mid, right = 0, CHANNELS, 2 * CHANNELS  # offsets of the taps kw = 0, 1, 2
     for i in range(n_img):
-        img = xp[i]
+        img = x[i]
         g = dy[i]
         for kh in range(3):
             base = 3 * kh * CHANNELS
-            for h in range(height):
-                row = img[h + kh]
-                for j in range(width):
-                    off = (h * width + j) * CHANNELS
-                    _fma16(acc, base, g, off, row[j])
-                    _fma16(acc, base + CHANNELS, g, off, row[j + 1])
-                    _fma16(acc, base + 2 * CHANNELS, g, off, row[j + 2])
+            # the output rows whose input row h + kh - 1 lies inside the image
+            for h in range(max(0, 1 - kh), min(height, height + 1 - kh)):
+                row = img[h + kh - 1]
+                off = h * width * CHANNELS
+                _fma16(acc, base + mid, g, off, row[0])  # column 0: no tap kw = 0
+                if width > 1:
+                    _fma16(acc, base + right, g, off, row[1])
+                    for j in range(1, width - 1):
+                        off += CHANNELS
+                        _fma16(acc, base + left, g, off, row[j - 1])
+                        _fma16(acc, base + mid, g, off, row[j])
+                        _fma16(acc, base + right, g, off, row[j + 1])
+                    off += CHANNELS  # the last column: no tap kw = 2
+                    _fma16(acc, base + left, g, off, row[width - 2])
+                    _fma16(acc, base + mid, g, off, row[width - 1])
         for p in range(height * width):
             _fma16(acc, 9 * CHANNELS, g, p * CHANNELS, one)
 
@@ -110,103 +129,32 @@ def weight_grad(xp: np.ndarray, dy: np.ndarray, acc: np.ndarray) -> None:  # pra
 def handles(conv: nn.Conv2d, x: torch.Tensor) -> bool:
     """Whether :func:`first_conv` may compute ``conv(x)``'s weight gradient in the kernel:
     a CPU float32 3x3 convolution of one-channel images into :data:`CHANNELS` channels,
-    stride 1, padding 1, no dilation or groups, zero padding, with a bias, its input needing
-    no gradient."""
-    return (
-        x.device.type == "cpu"
-        and x.dtype == torch.float32
-        and x.dim() == 4
-        and x.shape[1] == 1
-        and x.shape[0] > 0
-        and not x.requires_grad
-        and conv.in_channels == 1
-        and conv.out_channels == CHANNELS
-        and conv.kernel_size == (3, 3)
-        and conv.stride == (1, 1)
-        and conv.padding == (1, 1)
-        and conv.dilation == (1, 1)
-        and conv.groups == 1
-        and conv.padding_mode == "zeros"
-        and conv.bias is not None
-        and conv.weight.dtype == torch.float32
-        and conv.weight.device.type == "cpu"
-    )
+    stride 1, padding 1, no dilation or groups, zero padding, with a bias
+    (:func:`reliquant.mlm.checked_conv.handles_conv3x3`), its input needing no gradient."""
+    return not x.requires_grad and handles_conv3x3(conv, x, 1, CHANNELS)
 
 
 def _compiled_grads(x: torch.Tensor, dy: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """``(dW (C, 1, 3, 3), db (C,))`` from :func:`weight_grad`."""
     n, _, height, width = x.shape
-    xp = np.zeros((n, height + 2, width + 2), dtype=np.float32)
-    xp[:, 1:-1, 1:-1] = x.detach().reshape(n, height, width).numpy()
+    images = x.detach().reshape(n, height, width).contiguous().numpy()
     # channels-last: a position's C values side by side (ATen's vectorised transpose)
     nhwc = dy.detach().permute(0, 2, 3, 1).contiguous().reshape(n, -1).numpy()
     acc = np.zeros(10 * CHANNELS, dtype=np.float32)
-    weight_grad(xp, nhwc, acc)
+    weight_grad(images, nhwc, acc)
     dw = np.ascontiguousarray(acc[: 9 * CHANNELS].reshape(9, CHANNELS).T).reshape(CHANNELS, 1, 3, 3)
     return torch.from_numpy(dw), torch.from_numpy(acc[9 * CHANNELS :].copy())
 
 
-def _torch_grads(
-    x: torch.Tensor, weight: torch.Tensor, dy: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """PyTorch's weight and bias gradients (what autograd computes for ``F.conv2d``)."""
-    _, dw, db = torch.ops.aten.convolution_backward(
-        dy, x, weight, [weight.shape[0]], [1, 1], [1, 1], [1, 1], False, [0, 0], 1,
-        [False, True, True],
-    )  # fmt: skip
-    return dw, db
-
-
-def _same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
-    return a.shape == b.shape and torch.equal(
-        a.contiguous().view(torch.int32), b.contiguous().view(torch.int32)
-    )
-
-
-#: Per input shape and thread count: whether the kernel gave PyTorch's gradients bit for bit
-#: (checked once).
-_CHECKED: dict[tuple, bool] = {}
-
-
-class _FirstConv(torch.autograd.Function):
-    """``F.conv2d`` forward; weight and bias gradients from :func:`weight_grad`."""
-
-    @staticmethod
-    def forward(ctx, x, weight, bias):  # noqa: D102
-        ctx.save_for_backward(x, weight)
-        return F.conv2d(x, weight, bias, padding=1)
-
-    @staticmethod
-    def backward(ctx, dy):  # noqa: D102
-        x, weight = ctx.saved_tensors
-        # oneDNN's order may change with the shape and the thread count: checked per pair
-        key = (*x.shape, torch.get_num_threads())
-        ok = _CHECKED.get(key)
-        if ok:
-            dw, db = _compiled_grads(x, dy)
-        elif ok is False:
-            dw, db = _torch_grads(x, weight, dy)
-        else:
-            dw, db = _torch_grads(x, weight, dy)
-            got_w, got_b = _compiled_grads(x, dy)
-            _CHECKED[key] = _same_bits(got_w, dw) and _same_bits(got_b, db)
-            if not _CHECKED[key]:
-                log.warning(
-                    "the compiled first-convolution gradient differs from PyTorch's for input "
-                    "shape and threads %s; using PyTorch's",
-                    key,
-                )
-        return None, dw, db
+#: The kernel's gradients, checked at the first backward pass of each input shape and thread
+#: count.
+_CHECK = GradientCheck("first-convolution", _compiled_grads, log)
 
 
 def first_conv(conv: nn.Conv2d, x: torch.Tensor) -> torch.Tensor:
     """``conv(x)``, whose weight and bias gradients come from :func:`weight_grad` where
     :func:`handles` allows and a gradient is wanted; the values and the gradients are
     PyTorch's, bit for bit (module docstring)."""
-    if (
-        torch.is_grad_enabled()
-        and (conv.weight.requires_grad or conv.bias.requires_grad)
-        and handles(conv, x)
-    ):
-        return _FirstConv.apply(x, conv.weight, conv.bias)
+    if wants_parameter_grads(conv) and handles(conv, x):
+        return checked_conv3x3(conv, x, _CHECK)
     return conv(x)
