@@ -3,8 +3,9 @@
 :func:`predict_softmax` turns uint8 images into the ``(n, 10)`` float32 softmax outputs
 ``p_i = exp(z_i) / sum_j exp(z_j)`` (paper 004, eq. 1), computed as ``exp`` of the model's
 log-softmax; given a ``preprocess`` callable it scores any ``torch.nn.Module`` that maps a float
-tensor batch to ``K`` logits (softmax over the last dimension). It works on one batch at a time under ``torch.inference_mode`` so that memory
-stays bounded by the batch size, whatever ``n`` is. :func:`score_image_table` does the same for
+tensor batch to ``K`` logits (softmax over the last dimension). It works on one batch at a
+time under ``torch.inference_mode``, so that memory stays bounded by the batch size, whatever
+``n`` is. :func:`score_image_table` does the same for
 a parquet file of images (an MNIST split or a Perturbed MNIST partition), read chunk by chunk,
 and returns the Arrow table the workflow writes; :func:`score_image_file` returns it as a
 DataFrame.
@@ -218,8 +219,9 @@ def predict_softmax(
     ``batch_size`` rounded up (:func:`forward_rows`) on a GPU. On the CPU a row's scores do not
     depend on ``batch_size`` or on where the batches are cut, at any thread count; on a GPU they
     do in the last bits (cuDNN and cuBLAS pick kernels by shape: up to 6e-8 between batches of
-    128 and 4,096 on an H100). On the CPU in channels-last layout the paper's CNN runs through :func:`pooled_forward` (bit-identical to ``model``, checked on the
-    first batch; see the module doc).
+    128 and 4,096 on an H100). On the CPU in channels-last layout the paper's CNN runs through
+    :func:`pooled_forward` (bit-identical to ``model``, checked on the first batch; see the
+    module doc).
     """
     images, preprocess, outputs = _checked_inputs(
         model, images_uint8, batch_size, preprocess, outputs
