@@ -85,3 +85,18 @@ def test_pima_like_table() -> None:
     assert frame["case"].value_counts().to_dict() == {"clean": 60, "noise": 60}
     assert ((frame["tree_robustness"] >= 0) & (frame["tree_robustness"] <= 1)).all()
     assert frame["item"].iloc[:60].tolist() == frame["item"].iloc[60:].tolist()
+
+
+def test_a_noise_variance_out_of_floating_point_names_snr() -> None:
+    """Below the schema's bounds (sd / snr)^2 is infinite: the job names the key, not the
+    noise model's "variances must be finite and >= 0"."""
+    from reliquant.trees.reproduction.data import PIMA_DROPPED, PIMA_FEATURES, PIMA_TARGET
+
+    rng = np.random.default_rng(1)
+    n = 40
+    data = {c: rng.uniform(1, 100, n) for c in [*PIMA_FEATURES, *PIMA_DROPPED]}
+    data[PIMA_TARGET] = np.arange(n) % 2
+    exp = dict(model={"n_estimators": 2, "max_depth": 2}, test_fraction=0.5, shift_scale=0.5,
+               snr=1.0e-300, max_boxes=0, max_draws=100, half_width=0.1)  # fmt: skip
+    with pytest.raises(ValueError, match=r"compare.pima.snr = 1e-300 gives noise variances"):
+        pima_predictions(pd.DataFrame(data), exp=exp, seed=2)

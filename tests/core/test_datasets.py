@@ -13,6 +13,7 @@ from conftest import RAW
 
 from reliquant.core.datasets import (
     MNIST_RAW_FILES,
+    MNIST_TEST_CLASS_COUNTS,
     ChecksumError,
     IdxFormatError,
     iris_table,
@@ -81,6 +82,8 @@ def test_official_mnist_shapes_dtypes_and_counts(raw_dir):
         974,
         1009,
     ]
+    # the constant the configuration's sizes are checked against, before any data is read
+    assert tuple(np.bincount(test_y, minlength=10).tolist()) == MNIST_TEST_CLASS_COUNTS
     assert train_x.max() == 255 and train_x.min() == 0
 
 

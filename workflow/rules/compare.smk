@@ -15,8 +15,9 @@ COMPARE_CODE = code_digest("compare", "mlm", "nbc", "trees")
 compare_report = topic_report("Beyond the papers")
 # Corruptions of the MNIST cases: compare.mnist.corruptions, else every mlm partition.
 COMPARE_CORRUPTIONS = mnist_corruptions(COMPARE, MLM_CORRUPTIONS)
-# The MNIST corruptions scored by mlm, and NBC cells of the nbc grid (checked before any job).
-check_settings(COMPARE, MLM_CORRUPTIONS, config["nbc"])
+# The MNIST corruptions scored by mlm, NBC cells of the nbc grid, and sizes the data holds
+# (MNIST test images, the table's rows), checked before any job.
+check_settings(COMPARE, MLM_CORRUPTIONS, config["nbc"], images_per_class=PMNIST["images_per_class"])
 COMPARE_CLEAN = MLM["perturbed"]["clean_partition"]
 COMPARE_MNIST = COMPARE["mnist"]
 # Per-data-set settings of the MNIST tree models (their kind -> data set key).

@@ -42,6 +42,7 @@ __all__ = [
     "IRIS_SCHEMA",
     "MNIST_RAW_FILES",
     "MNIST_SCHEMA",
+    "MNIST_TEST_CLASS_COUNTS",
     "PIMA_COLUMNS",
     "PIMA_RANGES",
     "PIMA_SCHEMA",
@@ -65,6 +66,10 @@ log = logging.getLogger(__name__)
 
 IDX_LABELS_MAGIC = 2049
 IDX_IMAGES_MAGIC = 2051
+
+#: Images of each digit 0..9 in the MNIST test set (10,000 in all), as published with it:
+#: what a configuration's sizes are checked against before the data is read.
+MNIST_TEST_CLASS_COUNTS: tuple[int, ...] = (980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009)
 
 MNIST_SCHEMA = pa.schema(
     [

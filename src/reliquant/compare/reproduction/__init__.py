@@ -20,7 +20,8 @@ paper        the claim "robustness flags unreliable predictions better than unce
              under shift", judged per data set (``paper_tables``)
 figures      accuracy-rejection curves (a panel per data set) and the heat map of ranks
 highlights   the generated blocks of the README and docs/compare.md
-settings     constraints between keys of the compare config section (``check_settings``)
+settings     constraints between keys of the compare config section and the sizes its data
+             allows (``check_settings``)
 """
 
 __all__: list[str] = []

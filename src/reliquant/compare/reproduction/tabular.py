@@ -43,6 +43,7 @@ import numpy as np
 import pandas as pd
 
 from reliquant.compare import fit_centroids, probability_scores, tree_robustness
+from reliquant.compare.reproduction.settings import TABLE_ROWS, split_sizes
 from reliquant.compare.reproduction.tables import prediction_frame
 from reliquant.core.seeding import block_int_seed, block_rng
 
@@ -56,7 +57,7 @@ __all__ = [
 ]
 
 #: Tables bundled with scikit-learn that :func:`table_predictions` reads.
-TABLES = ("breast_cancer", "wine")
+TABLES = tuple(TABLE_ROWS)
 _LN2 = float(np.log(2.0))
 
 
@@ -64,7 +65,7 @@ def _split(n: int, test_fraction: float, rng: np.random.Generator) -> tuple[np.n
     if not 0 < test_fraction < 1:
         raise ValueError(f"test_fraction must be in (0, 1); got {test_fraction!r}")
     perm = rng.permutation(n)
-    n_test = int(round(test_fraction * n))
+    _, n_test = split_sizes(n, test_fraction)
     if not 0 < n_test < n:
         raise ValueError(f"test_fraction {test_fraction} leaves no training or test row of {n}")
     return np.sort(perm[n_test:]), np.sort(perm[:n_test])
@@ -86,13 +87,13 @@ def pima_predictions(frame: pd.DataFrame, *, exp: Mapping[str, Any], seed: int) 
     model = XGBClassifier(
         **exp["model"], random_state=block_int_seed(seed, "pima_model") % 2**31, n_jobs=1
     )
-    model.fit(X[train], y[train])
     sd = X[train].std(axis=0, ddof=1)
+    noise = Gaussian(_noise_variance(sd, exp["snr"]))
+    model.fit(X[train], y[train])
     shifted = X[test] + block_rng(seed, "pima_shift").normal(
         0.0, exp["shift_scale"] * sd, size=X[test].shape
     )
     centroids = fit_centroids(model.predict_proba(X[train]), y[train], seed=seed)
-    noise = Gaussian((sd / exp["snr"]) ** 2)
     parts = []
     for case, x in (("clean", X[test]), ("noise", shifted)):
         scores = probability_scores(model.predict_proba(x), centroids=centroids)
@@ -116,6 +117,20 @@ def pima_predictions(frame: pd.DataFrame, *, exp: Mapping[str, Any], seed: int) 
             )  # fmt: skip
         )
     return pd.concat(parts, ignore_index=True)
+
+
+def _noise_variance(sd: np.ndarray, snr: float) -> np.ndarray:
+    """The robustness noise variance ``(sd / snr)^2`` per feature; a ValueError naming
+    ``compare.pima.snr`` when it leaves floating point (infinite, or 0 for a feature that
+    varies)."""
+    with np.errstate(over="ignore", under="ignore"):
+        variance = (sd / snr) ** 2
+    if not np.all(np.isfinite(variance)) or np.any((variance == 0) & (sd > 0)):
+        raise ValueError(
+            f"compare.pima.snr = {snr!r} gives noise variances (sd / snr)^2 = {variance.tolist()} "
+            f"for feature sds {sd.tolist()}: each must be finite and above 0"
+        )
+    return variance
 
 
 def nbc_case(n_train: int, gamma: float) -> str:
@@ -180,6 +195,11 @@ def _load_table(name: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
     if name not in TABLES:
         raise ValueError(f"compare.table.name must be one of {TABLES}; got {name!r}")
     bunch = getattr(datasets, f"load_{name}")()
+    if bunch.data.shape[0] != TABLE_ROWS[name]:  # the configuration was checked against it
+        raise ValueError(
+            f"scikit-learn's {name} table has {bunch.data.shape[0]} rows; TABLE_ROWS says "
+            f"{TABLE_ROWS[name]}"
+        )
     return bunch.data, bunch.target.astype(np.int64), [f"f{j}" for j in range(bunch.data.shape[1])]
 
 
