@@ -300,6 +300,12 @@ def test_names_outside_their_known_set_are_refused(tmp_path, text, line):
             "mlm.figures.misclustered_examples = [8688, 8688]: [8688, 8688] has non-unique",
         ),
         ("nbc:\n  fit:\n    alphas: [0.1, 0.1]\n", "nbc.fit.alphas = [0.1, 0.1]"),
+        ("compare:\n  table:\n    alphas: [1.0, 1]\n", "compare.table.alphas = [1.0, 1]"),
+        (
+            "custom:\n  - {name: c, kind: nbc, train: t.csv, test: s.csv, target: y, "
+            "alphas: [0.1, 0.1]}\n",
+            "custom['c'].alphas = [0.1, 0.1]: [0.1, 0.1] has non-unique elements",
+        ),
         ("mlm:\n  bench:\n    batch_sizes: [512, 512]\n", "mlm.bench.batch_sizes = [512, 512]"),
     ],
 )
