@@ -28,10 +28,10 @@ NBC = {"grid": {"n_train": [25, 100], "gamma": [0.0, 0.4]},
        "fit": {"n_train_sets": 2}, "design": {"n_shift": 2}}  # fmt: skip
 
 
-def _compare(corruptions=None, cells=None, train_set=0):
+def _compare(corruptions=None, cells=None):
     compare = load_config(REPO / "config.yaml")["compare"]
     compare["mnist"]["corruptions"] = corruptions
-    compare["nbc"] = {"cells": cells or [{"n_train": 25, "gamma": 0.4}], "train_set": train_set}
+    compare["nbc"] = {"cells": cells or [{"n_train": 25, "gamma": 0.4}]}
     return compare
 
 
@@ -47,7 +47,6 @@ def test_defaults_pass_and_null_means_every_mlm_partition() -> None:
         (_compare(["frost"]), "not scored by the mlm topic"),
         (_compare(cells=[{"n_train": 50, "gamma": 0.4}]), "not a cell of the nbc grid"),
         (_compare(cells=[{"n_train": 25, "gamma": 0.0}] * 2), "twice"),
-        (_compare(train_set=4), "train_set 4"),
     ],
 )
 def test_inconsistent_settings_are_named(compare, match) -> None:

@@ -39,6 +39,8 @@ DOC_BLOCKS = [
     "pmnist_pixel_means",
     "pmnist_quirks",
     "readme_compare",
+    "compare_declared",
+    "compare_rule",
     "compare_cases",
     "compare_hybrid",
 ]
@@ -104,6 +106,8 @@ rule docs_blocks:
         pmnist_stats="results/pmnist/summary.parquet",
         compare_auarc="results/compare/auarc.parquet",
         compare_contrast="results/compare/contrast.parquet",
+        compare_headline="results/compare/headline.parquet",
+        compare_declared="results/compare/declared.parquet",
         compare_hybrid="results/compare/hybrid.parquet",
     output:
         expand("results/docs/{block}.md", block=DOC_BLOCKS),
