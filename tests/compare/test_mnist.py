@@ -13,6 +13,7 @@ from reliquant.compare.reproduction.mnist import (
     fit_mnist_model,
     mnist_sample,
     sample_arrays,
+    sample_splits,
     sample_table,
     softmax_for_sample,
     tree_mnist_predictions,
@@ -125,9 +126,21 @@ def test_random_forest_table(sample) -> None:
            "random_forest": {"n_estimators": 3, "max_depth": 3}}  # fmt: skip
     model, X, y = fit_mnist_model("random_forest", train, labels, exp=exp, seed=1)
     assert X.shape == (150, 784) and X.max() <= 1.0
-    frame = tree_mnist_predictions("random_forest", model, X, y, meta, images, exp=exp, seed=1)
+    frame = tree_mnist_predictions("random_forest", train, labels, meta, images, exp=exp, seed=1)
     proba = model.predict_proba(images.reshape(len(images), -1).astype(np.float32) / 255)
     assert frame["prediction"].tolist() == proba.argmax(axis=1).tolist()
+    # two splits: disjoint test images, each scored by its own model (split 1's: other rows)
+    two = tree_mnist_predictions("random_forest", train, labels, meta, images, exp=exp, seed=1,
+                                 n_splits=2)  # fmt: skip
+    split_of = sample_splits(meta, 2, 1)
+    for s in (0, 1):
+        rows = np.flatnonzero(split_of == s)
+        m, _, _ = fit_mnist_model("random_forest", train, labels, exp=exp, seed=1, split=s)
+        p = m.predict_proba(images[rows].reshape(rows.size, -1).astype(np.float32) / 255)
+        assert two.loc[two["split"] == s, "prediction"].tolist() == p.argmax(axis=1).tolist()
+    a = set(zip(meta["test_index"][split_of == 0], strict=True))
+    b = set(zip(meta["test_index"][split_of == 1], strict=True))
+    assert a and b and not (a & b)
     assert frame["dataset"].unique().tolist() == ["rf_mnist"]
     assert ((frame["mc_robustness"] >= 0) & (frame["mc_robustness"] <= 1)).all()
     with pytest.raises(ValueError, match="model kind"):
