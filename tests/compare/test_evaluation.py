@@ -148,6 +148,20 @@ def test_declared_table_says_identical_ranking_and_holms_the_rest() -> None:
         assert r.p_value == pytest.approx(stats.ttest_1samp(d, 0.0).pvalue, rel=1e-9)
 
 
+def test_two_class_argument_overrides_rounding_ties() -> None:
+    """With two classes the log-ratio ranks like the maximum probability even where rounding
+    merged a few of its values (the data alone would say otherwise)."""
+    frame = _two_class_table()
+    frame["log_ratio"] = np.round(frame["log_ratio"], 2)
+    comparisons = {"pima_xgb": {"paper": ["tree_robustness"],
+                                "uncertainty": ["max_probability"]}}  # fmt: skip
+    table = declared_table([frame], split_auarc([frame]), comparisons, confidence=0.95)
+    assert (table.loc[table["score_a"] == "log_ratio", "verdict"] == "identical ranking").all()
+    three = frame.assign(label=frame["label"].where(frame.index % 7 > 0, 2))
+    table = declared_table([three], split_auarc([three]), comparisons, confidence=0.95)
+    assert (table.loc[table["score_a"] == "log_ratio", "verdict"] != "identical ranking").all()
+
+
 def test_declared_scores_must_exist() -> None:
     frame = _two_class_table(2)
     bad = {"pima_xgb": {"paper": ["eps_glob"], "uncertainty": ["margin"]}}

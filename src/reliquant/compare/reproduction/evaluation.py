@@ -26,8 +26,9 @@ check (mean +- z se over its training sets) with the small-sample quantile.
 * :func:`declared_table`: every comparison declared in config (``compare.comparisons``), each
   paper score and the log-ratio against each uncertainty score, per data set and case, on all
   predictions: mean difference, t-interval, p-value, Holm-adjusted over the whole table, and
-  the verdict; a pair that ranks the predictions identically on every split says
-  ``identical ranking`` and is not tested.
+  the verdict; a pair that ranks the predictions identically on every split (from the data,
+  or by the two-class argument, :data:`TWO_CLASS_EQUIVALENTS`) says ``identical ranking`` and
+  is not tested.
 * :func:`headline_table`: per data set and condition the first declared paper score against
   its *comparator*, the declared uncertainty score with the largest mean AU-ARC on the
   **validation** parts; judged on the **test** parts (Holm over the table's rows).
@@ -39,7 +40,8 @@ check (mean +- z se over its training sets) with the small-sample quantile.
 
 Public API: :data:`POOLED`, :data:`VERDICTS`, :data:`SPLIT_AUARC_SCHEMA`,
 :data:`CONTRAST_SCHEMA`, :data:`DECLARED_SCHEMA`, :data:`HEADLINE_SCHEMA`,
-:data:`HYBRID_SCHEMA`, :data:`CURVE_SCHEMA`, :func:`case_order`, :func:`condition_case`,
+:data:`HYBRID_SCHEMA`, :data:`CURVE_SCHEMA`, :data:`TWO_CLASS_EQUIVALENTS`,
+:func:`case_order`, :func:`condition_case`,
 :func:`paired_t`,
 :func:`holm`, :func:`identical_ranking`, :func:`tied_share`, :func:`split_auarc`, :func:`family_contrast`,
 :func:`declared_pairs`, :func:`declared_table`, :func:`headline_table`, :func:`hybrid_table`,
@@ -73,6 +75,7 @@ __all__ = [
     "HYBRID_SCHEMA",
     "POOLED",
     "SPLIT_AUARC_SCHEMA",
+    "TWO_CLASS_EQUIVALENTS",
     "VERDICTS",
     "case_order",
     "condition_case",
@@ -372,7 +375,19 @@ def declared_pairs(
     return [(a, role, b) for a, role in firsts for b in entry["uncertainty"]]
 
 
+#: Scores that rank two-class predictions exactly as the log-ratio does: with probabilities
+#: ``(p, 1 - p)``, ``p >= 1/2``, the log-ratio ``ln(p / (1 - p))``, the margin ``2p - 1``, the
+#: maximum probability ``p`` and the negative entropy are all increasing in ``p``.
+TWO_CLASS_EQUIVALENTS = frozenset({"log_ratio", "max_probability", "margin", "negative_entropy"})
+
+
 def _identical_on_every_split(rows: pd.DataFrame, a: str, b: str) -> bool:
+    """Identical ranking of ``a`` and ``b``: by the two-class argument
+    (:data:`TWO_CLASS_EQUIVALENTS`, every label and prediction 0 or 1; rounding can split or
+    merge ties of mathematically equal orders), else from the data on every split."""
+    two_class = bool(rows["label"].isin([0, 1]).all() and rows["prediction"].isin([0, 1]).all())
+    if two_class and {a, b} <= TWO_CLASS_EQUIVALENTS:
+        return True
     return all(
         identical_ranking(g[a].to_numpy(), g[b].to_numpy())
         for _, g in rows.groupby("split", sort=False)

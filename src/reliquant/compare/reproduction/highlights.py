@@ -20,6 +20,7 @@ import math
 
 import pandas as pd
 
+from reliquant.compare.reproduction.evaluation import POOLED
 from reliquant.compare.reproduction.tables import DATASET_TITLES
 
 __all__ = [
@@ -80,9 +81,17 @@ def headline_markdown(headline: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def declared_markdown(declared: pd.DataFrame) -> str:
+def declared_markdown(declared: pd.DataFrame, *, per_condition: bool = False) -> str:
     """Every declared comparison per data set and case: score a minus score b, mean AU-ARC
-    difference over splits with its t-interval, Holm-adjusted p, verdict."""
+    difference over splits with its t-interval, Holm-adjusted p (over every row of the table),
+    verdict. ``per_condition``: only the case that stands for each condition (the clean case;
+    the pooled shifted case where there are several, else the one shifted case)."""
+    if per_condition and len(declared):
+        keep = []
+        for _, rows in declared.groupby(["dataset", "condition"], sort=False):
+            cases = list(dict.fromkeys(rows["case"]))
+            keep.append(rows[rows["case"] == (POOLED if POOLED in cases else cases[0])])
+        declared = pd.concat(keep)
     lines = [
         "| data set | case | a | b | a - b [95 % t-interval] | Holm p | verdict |",
         "|---|---|---|---|---|---:|---|",
@@ -197,7 +206,7 @@ def highlight_blocks(
     """The generated blocks of the README and docs/compare.md (module docstring)."""
     return {
         "readme_compare": headline_markdown(headline),
-        "compare_declared": declared_markdown(declared),
+        "compare_declared": declared_markdown(declared, per_condition=True),
         "compare_rule": rule_markdown(contrast),
         "compare_cases": cases_table(auarc),
         "compare_hybrid": hybrid_markdown(hybrid),
