@@ -8,12 +8,15 @@ from reliquant.compare.reproduction.evaluation import (
     DECLARED_SCHEMA,
     HEADLINE_SCHEMA,
     HYBRID_SCHEMA,
+    NOISE_SCHEMA,
     SPLIT_AUARC_SCHEMA,
     curve_table,
     declared_table,
     family_contrast,
     headline_table,
     hybrid_table,
+    noise_table,
+    pick_noise,
     split_auarc,
 )
 from reliquant.compare.reproduction.highlights import auarc_markdown, hybrid_markdown
@@ -23,6 +26,8 @@ from reliquant.core.runlog import start_job
 log = start_job(snakemake.log[0], "compare")
 ev, p, out = snakemake.params.evaluation, snakemake.params, snakemake.output
 tables = [read_frame(path) for path in snakemake.input]
+noise = noise_table(split_auarc(tables))  # noise scales picked on the validation parts
+tables = pick_noise(tables, noise)
 split = split_auarc(tables)
 contrast = family_contrast(split, z=p.z)
 declared = declared_table(tables, split, p.comparisons, confidence=ev["confidence"])
@@ -33,12 +38,17 @@ write_frame(contrast, out.contrast, CONTRAST_SCHEMA)
 write_frame(declared, out.declared, DECLARED_SCHEMA)
 write_frame(headline, out.headline, HEADLINE_SCHEMA)
 write_frame(hybrid, out.hybrid, HYBRID_SCHEMA)
+write_frame(noise, out.noise, NOISE_SCHEMA)
 write_frame(curve_table(tables, points=ev["curve_points"]), out.curves, CURVE_SCHEMA)
 write_markdown(auarc_markdown(split, headline, declared, contrast), out.auarc_md, out.auarc_html)
 write_markdown(
     "# Hybrid of robustness and uncertainty over splits\n\n" + hybrid_markdown(hybrid),
     out.hybrid_md,
     out.hybrid_html,
+)
+log.info(
+    "noise scales chosen: %s",
+    noise.loc[noise["chosen"], ["dataset", "score", "scale"]].drop_duplicates().to_dict("records"),
 )
 log.info(
     "headline verdicts: %s",

@@ -1,9 +1,11 @@
 """Rule compare_figures: the forest plot of the headline, the heat map of every declared
-comparison, and the accuracy-rejection curves (a panel per data set)."""
+comparison, the accuracy-rejection curves (a panel per data set) and AU-ARC against the noise
+scale."""
 
 from reliquant.compare.reproduction.figures import (
     difference_heatmap,
     forest_figure,
+    noise_figure,
     rejection_figure,
 )
 from reliquant.core.io import read_frame, save_figure
@@ -18,4 +20,5 @@ save_figure(difference_heatmap(read_frame(inp.declared)), out.heatmap)
 forest = forest_figure(read_frame(inp.headline))
 save_figure(forest, out.forest_png)
 save_figure(forest, out.forest_pdf)
+save_figure(noise_figure(read_frame(inp.noise)), out.noise)
 log.info("wrote %s", ", ".join(out))

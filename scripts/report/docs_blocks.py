@@ -38,6 +38,7 @@ blocks = merge_blocks(
         read_frame(inp.compare_declared),
         read_frame(inp.compare_contrast),
         read_frame(inp.compare_hybrid),
+        read_frame(inp.compare_noise),
     ),
 )
 expected = {Path(p).stem: p for p in snakemake.output}

@@ -17,7 +17,9 @@ from reliquant.compare.reproduction.evaluation import (
     holm,
     hybrid_table,
     identical_ranking,
+    noise_table,
     paired_t,
+    pick_noise,
     split_auarc,
     tied_share,
 )
@@ -204,6 +206,31 @@ def test_hybrid_over_splits_is_fitted_on_validation_and_scored_on_test() -> None
     perfect = frame.assign(correct=True)
     table = hybrid_table([perfect], head, C=1.0, confidence=0.95)
     assert table["note"].str.contains("not fitted").all() and (table["n_fitted"] == 0).all()
+
+
+def test_noise_scale_is_picked_on_validation_parts() -> None:
+    """A grid score: the scale with the best validation AU-ARC is chosen even where another
+    scale is better on the test parts; the chosen column then stands for the score."""
+    frame = _table(n=200, n_splits=3).drop(columns="mc_robustness")
+    val = (frame["part"] == "validation").to_numpy()
+    right = frame["correct"].to_numpy()
+    rng = np.random.default_rng(9)
+    noise = rng.random(len(frame))
+    good = right + rng.normal(0, 0.3, len(frame))
+    frame.insert(
+        frame.columns.get_loc("log_ratio"), "mc_robustness@0.1", np.where(val, good, noise)
+    )
+    frame.insert(frame.columns.get_loc("log_ratio"), "mc_robustness@1", np.where(val, noise, good))
+    table = noise_table(split_auarc([frame]))
+    assert set(table["condition"]) == {"clean", "shifted"}
+    assert table.loc[table["chosen"], "scale"].unique().tolist() == [0.1]
+    assert (table.groupby("scale")["auarc_test"].mean()[1.0]
+            > table.groupby("scale")["auarc_test"].mean()[0.1])  # fmt: skip
+    (picked,) = pick_noise([frame], table)
+    assert "mc_robustness" in picked.columns and "mc_robustness@1" not in picked.columns
+    assert (picked["mc_robustness"] == frame["mc_robustness@0.1"]).all()
+    assert list(picked.columns).index("mc_robustness") == list(frame.columns).index(
+        "mc_robustness@0.1")  # fmt: skip
 
 
 def test_curves_match_the_library_curve() -> None:

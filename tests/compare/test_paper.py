@@ -46,6 +46,7 @@ def test_headline_counts_the_data_sets_where_the_claim_holds() -> None:
     empty = pd.DataFrame(columns=["dataset", "case", "part", "split", "n", "accuracy", "score",
                                   "auarc", "tied"])  # fmt: skip
     blocks = highlight_blocks(empty, _headline(), pd.DataFrame(columns=["dataset"]),
-                              pd.DataFrame(columns=["dataset"]), pd.DataFrame(columns=["note"]))  # fmt: skip
+                              pd.DataFrame(columns=["dataset"]), pd.DataFrame(columns=["note"]),
+                              pd.DataFrame(columns=["dataset"]))  # fmt: skip
     assert set(blocks) == {"readme_compare", "compare_declared", "compare_rule", "compare_cases",
-                           "compare_hybrid"}  # fmt: skip
+                           "compare_hybrid", "compare_noise"}  # fmt: skip

@@ -49,6 +49,8 @@ COMPARE_TARGETS = COMPARE_PREDICTIONS + [
     f"{COMPARE_FIGS}/difference_heatmap.png",
     f"{COMPARE_FIGS}/forest.png",
     f"{COMPARE_FIGS}/forest.pdf",
+    f"{COMPARE_FIGS}/noise_scale.png",
+    "results/compare/noise.parquet",
 ]
 
 
@@ -92,7 +94,7 @@ rule compare_cnn:
         "results/compare/predictions/cnn_mnist.parquet",
     params:
         code=COMPARE_CODE,
-        exp={k: COMPARE_MNIST[k] for k in ("variance", "n_draws")},
+        exp={k: COMPARE_MNIST[k] for k in ("variances", "n_draws")},
         seed=COMPARE["seed"],
         n_splits=COMPARE_MNIST["n_splits"],
         validation_fraction=COMPARE["evaluation"]["validation_fraction"],
@@ -127,7 +129,7 @@ rule compare_trees_mnist:
         code=COMPARE_CODE,
         kind=lambda wc: COMPARE_TREE_KINDS[wc.compare_tree],
         exp=lambda wc: {
-            **{k: COMPARE_MNIST[k] for k in ("variance", "n_draws", "n_train")},
+            **{k: COMPARE_MNIST[k] for k in ("variances", "n_draws", "n_train")},
             COMPARE_TREE_KINDS[wc.compare_tree]: COMPARE_MNIST[
                 COMPARE_TREE_KINDS[wc.compare_tree]
             ],
@@ -251,6 +253,7 @@ rule compare_evaluate:
             name="Hybrid of robustness and uncertainty over splits: gain and importance",
         ),
         curves="results/compare/curves.parquet",
+        noise="results/compare/noise.parquet",
     params:
         code=COMPARE_CODE,
         evaluation=COMPARE["evaluation"],
@@ -275,6 +278,7 @@ rule compare_evaluate:
 rule compare_figures:
     input:
         curves="results/compare/curves.parquet",
+        noise="results/compare/noise.parquet",
         declared="results/compare/declared.parquet",
         headline="results/compare/headline.parquet",
     output:
@@ -298,6 +302,12 @@ rule compare_figures:
             name="Paper score minus comparator per data set and condition, t-intervals",
         ),
         forest_pdf=f"{COMPARE_FIGS}/forest.pdf",
+        noise=compare_report(
+            f"{COMPARE_FIGS}/noise_scale.png",
+            "compare_noise_scale",
+            "Scores",
+            name="AU-ARC of the Monte Carlo robustness against its noise scale",
+        ),
     params:
         code=COMPARE_CODE,
     log:

@@ -42,6 +42,7 @@ DOC_BLOCKS = [
     "compare_declared",
     "compare_rule",
     "compare_cases",
+    "compare_noise",
     "compare_hybrid",
 ]
 DOC_PAGES = [
@@ -109,6 +110,7 @@ rule docs_blocks:
         compare_headline="results/compare/headline.parquet",
         compare_declared="results/compare/declared.parquet",
         compare_hybrid="results/compare/hybrid.parquet",
+        compare_noise="results/compare/noise.parquet",
     output:
         expand("results/docs/{block}.md", block=DOC_BLOCKS),
     params:

@@ -14,6 +14,9 @@ The split is the unit that a user re-draws when training their own model, so the
 over test predictions; the one-sample t-interval is the interval of paper 000's own claims
 check (mean +- z se over its training sets) with the small-sample quantile.
 
+* :func:`noise_table`, :func:`pick_noise`: a perturbation-based score computed on a grid of
+  noise scales (columns ``<score>@<scale>``) gets, per data set, the scale with the largest
+  mean AU-ARC on the **validation** parts; that column stands for the score from then on.
 * :func:`split_auarc`: AU-ARC of every score per data set, case, split and part (``all``,
   ``validation``, ``test``); a data set with several shifted cases also gets its shifted
   predictions pooled per split (case :data:`POOLED`).
@@ -40,12 +43,12 @@ check (mean +- z se over its training sets) with the small-sample quantile.
 
 Public API: :data:`POOLED`, :data:`VERDICTS`, :data:`SPLIT_AUARC_SCHEMA`,
 :data:`CONTRAST_SCHEMA`, :data:`DECLARED_SCHEMA`, :data:`HEADLINE_SCHEMA`,
-:data:`HYBRID_SCHEMA`, :data:`CURVE_SCHEMA`, :data:`TWO_CLASS_EQUIVALENTS`,
+:data:`HYBRID_SCHEMA`, :data:`NOISE_SCHEMA`, :data:`CURVE_SCHEMA`, :data:`TWO_CLASS_EQUIVALENTS`,
 :func:`case_order`, :func:`condition_case`,
 :func:`paired_t`,
 :func:`holm`, :func:`identical_ranking`, :func:`tied_share`, :func:`split_auarc`, :func:`family_contrast`,
 :func:`declared_pairs`, :func:`declared_table`, :func:`headline_table`, :func:`hybrid_table`,
-:func:`curve_table`.
+:func:`noise_table`, :func:`pick_noise`, :func:`curve_table`.
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ from reliquant.compare.reproduction.tables import (
     PAPER_SCORES,
     family_of,
     score_columns,
+    split_grid_score,
 )
 
 __all__ = [
@@ -73,6 +77,7 @@ __all__ = [
     "DECLARED_SCHEMA",
     "HEADLINE_SCHEMA",
     "HYBRID_SCHEMA",
+    "NOISE_SCHEMA",
     "POOLED",
     "SPLIT_AUARC_SCHEMA",
     "TWO_CLASS_EQUIVALENTS",
@@ -87,7 +92,9 @@ __all__ = [
     "holm",
     "hybrid_table",
     "identical_ranking",
+    "noise_table",
     "paired_t",
+    "pick_noise",
     "split_auarc",
     "tied_share",
 ]
@@ -181,6 +188,20 @@ HYBRID_SCHEMA = pa.schema(
         ("importance_ci_low", pa.float64()),
         ("importance_ci_high", pa.float64()),
         ("note", pa.string()),
+    ]
+)
+NOISE_SCHEMA = pa.schema(
+    [
+        ("dataset", pa.string()),
+        ("score", pa.string()),
+        ("scale", pa.float64()),
+        ("condition", pa.string()),
+        ("case", pa.string()),
+        ("auarc_validation", pa.float64()),
+        ("auarc_test", pa.float64()),
+        ("tied", pa.float64()),
+        ("criterion", pa.float64()),
+        ("chosen", pa.bool_()),
     ]
 )
 CURVE_SCHEMA = pa.schema(
@@ -518,6 +539,74 @@ def hybrid_table(
                         "importance_ci_high": i["ci_high"], "note": ""})  # fmt: skip
         out.append(row)
     return pd.DataFrame(out, columns=HYBRID_SCHEMA.names)
+
+
+def noise_table(split: pd.DataFrame) -> pd.DataFrame:
+    """The noise scale of every perturbation-based score with a grid (columns
+    ``<score>@<scale>``, :func:`reliquant.compare.reproduction.tables.grid_score`), per data
+    set: per scale and condition (its representative case, :func:`condition_case`) the mean
+    AU-ARC over splits on the validation and on the test parts, and the mean share of ties;
+    ``criterion`` = the validation AU-ARC averaged over the conditions; ``chosen`` the scale
+    with the largest criterion (the smallest scale on a tie). The test parts are reported,
+    never used. Columns: :data:`NOISE_SCHEMA`."""
+    out = []
+    for dataset, rows in split.groupby("dataset", sort=False):
+        grid = [(s, *split_grid_score(s)) for s in dict.fromkeys(rows["score"])]
+        grid = [(col, base, scale) for col, base, scale in grid if scale is not None]
+        if not grid:
+            continue
+        cases = {c: case for c in CONDITIONS
+                 if (case := _representative(rows, c)) is not None}  # fmt: skip
+        for base in dict.fromkeys(b for _, b, _ in grid):
+            part = []
+            for col, b, scale in grid:
+                if b != base:
+                    continue
+                for condition, case in cases.items():
+                    r = rows[(rows["score"] == col) & (rows["case"] == case)]
+                    val = r.loc[r["part"] == "validation", "auarc"].mean()
+                    tst = r.loc[r["part"] == "test", "auarc"].mean()
+                    tied = r.loc[r["part"] == "all", "tied"].mean()
+                    part.append({"dataset": dataset, "score": base, "scale": scale,
+                                 "condition": condition, "case": case, "auarc_validation": val,
+                                 "auarc_test": tst, "tied": tied})  # fmt: skip
+            frame = pd.DataFrame(part)
+            crit = frame.groupby("scale")["auarc_validation"].mean()
+            best = float(crit.index[np.argmax(crit.to_numpy())])
+            frame["criterion"] = frame["scale"].map(crit)
+            frame["chosen"] = frame["scale"] == best
+            out.append(frame)
+    if not out:
+        return pd.DataFrame(columns=NOISE_SCHEMA.names)
+    return pd.concat(out, ignore_index=True)[NOISE_SCHEMA.names]
+
+
+def _representative(rows: pd.DataFrame, condition: str) -> str | None:
+    cases = list(dict.fromkeys(rows.loc[rows["condition"] == condition, "case"]))
+    if not cases:
+        return None
+    return POOLED if POOLED in cases else cases[0]
+
+
+def pick_noise(tables: Sequence[pd.DataFrame], noise: pd.DataFrame) -> list[pd.DataFrame]:
+    """The per-prediction tables with every grid score at its chosen scale
+    (:func:`noise_table`): column ``<score>`` = column ``<score>@<chosen scale>``, the grid
+    columns dropped; tables without a grid unchanged."""
+    out = []
+    for frame in tables:
+        dataset = str(frame["dataset"].iloc[0])
+        chosen = noise[(noise["dataset"] == dataset) & noise["chosen"]]
+        frame = frame.copy()
+        grid_cols = [c for c in score_columns(frame) if split_grid_score(c)[1] is not None]
+        for base, scale in chosen[["score", "scale"]].drop_duplicates().itertuples(index=False):
+            col = next(c for c in grid_cols if split_grid_score(c) == (base, scale))
+            family = [c for c in grid_cols if split_grid_score(c)[0] == base]
+            position = min(frame.columns.get_loc(c) for c in family)
+            values = frame[col].to_numpy()
+            frame = frame.drop(columns=family)
+            frame.insert(position, base, values)
+        out.append(frame)
+    return out
 
 
 def curve_table(tables: Iterable[pd.DataFrame], *, points: int) -> pd.DataFrame:

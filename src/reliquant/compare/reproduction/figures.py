@@ -8,8 +8,10 @@
 * :func:`difference_heatmap`: every declared comparison's mean paired difference per data
   set and case, Holm-significant ones marked.
 
+* :func:`noise_figure`: AU-ARC of a grid score against its noise scale, validation and test.
+
 Public API: :func:`score_colours`, :func:`rejection_figure`, :func:`forest_figure`,
-:func:`difference_heatmap`.
+:func:`difference_heatmap`, :func:`noise_figure`.
 """
 
 from __future__ import annotations
@@ -24,7 +26,13 @@ from matplotlib.figure import Figure
 from reliquant.compare.reproduction.tables import DATASET_TITLES, SCORE_FAMILY
 from reliquant.core.plotting import apply_style
 
-__all__ = ["difference_heatmap", "forest_figure", "rejection_figure", "score_colours"]
+__all__ = [
+    "difference_heatmap",
+    "forest_figure",
+    "noise_figure",
+    "rejection_figure",
+    "score_colours",
+]
 
 
 def score_colours() -> dict[str, tuple[float, ...]]:
@@ -139,5 +147,36 @@ def difference_heatmap(declared: pd.DataFrame) -> Figure:
     fig.colorbar(im, ax=ax, label="mean AU-ARC difference over splits", shrink=0.8)
     ax.set_title("Paper score (or log-ratio) minus uncertainty score; • Holm-significant, "
                  "= identical ranking", fontsize=8)  # fmt: skip
+    fig.tight_layout()
+    return fig
+
+
+def noise_figure(noise: pd.DataFrame) -> Figure:
+    """AU-ARC of each grid score against its noise scale (log axis), a panel per score, a
+    line per data set and condition: solid on the validation parts (where the scale is
+    chosen, the ring), dotted on the test parts
+    (:func:`reliquant.compare.reproduction.evaluation.noise_table`)."""
+    apply_style()
+    scores = list(dict.fromkeys(noise["score"])) or ["(no grid score)"]
+    fig, axes = plt.subplots(1, len(scores), figsize=(5.2 * len(scores), 3.6), squeeze=False)
+    cmap = plt.get_cmap("tab10")
+    for ax, score in zip(axes.ravel(), scores, strict=True):
+        rows = noise[noise["score"] == score]
+        keys = list(dict.fromkeys(zip(rows["dataset"], rows["condition"], strict=True)))
+        for i, (dataset, condition) in enumerate(keys):
+            r = rows[(rows["dataset"] == dataset) & (rows["condition"] == condition)]
+            r = r.sort_values("scale")
+            c = cmap(i % 10)
+            label = f"{DATASET_TITLES.get(dataset, dataset)}, {condition}"
+            ax.plot(r["scale"], r["auarc_validation"], "-o", color=c, ms=3, lw=1.2, label=label)
+            ax.plot(r["scale"], r["auarc_test"], ":", color=c, lw=1.0)
+            pick = r[r["chosen"]]
+            ax.plot(pick["scale"], pick["auarc_validation"], "o", ms=9, mfc="none", color=c)
+        ax.set_xscale("log")
+        ax.set_xlabel("noise scale (variance on the [0, 1] pixel scale)")
+        ax.set_ylabel("mean AU-ARC over splits")
+        ax.set_title(f"{score}: solid validation, dotted test, ring chosen", fontsize=9)
+        if keys:
+            ax.legend(fontsize=6, loc="best")
     fig.tight_layout()
     return fig

@@ -6,11 +6,12 @@ set and condition, the paper's robustness score minus its comparator, mean paire
 difference over splits with its t-interval, Holm-adjusted p and the verdict),
 ``compare_declared`` (every declared comparison), ``compare_rule`` (paper 000's own rule on
 every data set and case), ``compare_cases`` (per data set and case: accuracy and the mean
-AU-ARC of every score over splits, the share of tied predictions) and ``compare_hybrid`` (the
-hybrid over splits).
+AU-ARC of every score over splits, the share of tied predictions), ``compare_noise`` (AU-ARC
+against the noise scale of every grid score, the scale chosen on the validation parts) and
+``compare_hybrid`` (the hybrid over splits).
 
 Public API: :func:`headline_markdown`, :func:`declared_markdown`, :func:`rule_markdown`,
-:func:`cases_table`, :func:`hybrid_markdown`, :func:`auarc_markdown`,
+:func:`cases_table`, :func:`noise_markdown`, :func:`hybrid_markdown`, :func:`auarc_markdown`,
 :func:`highlight_blocks`.
 """
 
@@ -30,6 +31,7 @@ __all__ = [
     "headline_markdown",
     "highlight_blocks",
     "hybrid_markdown",
+    "noise_markdown",
     "rule_markdown",
 ]
 
@@ -171,6 +173,23 @@ def hybrid_markdown(hybrid: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
+def noise_markdown(noise: pd.DataFrame) -> str:
+    """Per data set, grid score, noise scale and condition: the mean AU-ARC over splits on the
+    validation and the test parts, the share of tied predictions, and which scale was chosen
+    (on the validation parts)."""
+    lines = [
+        "| data set | score | scale | condition | AU-ARC validation | AU-ARC test | tied | chosen |",
+        "|---|---|---:|---|---:|---:|---:|---|",
+    ]
+    for r in noise.itertuples(index=False):
+        lines.append(
+            f"| {_title(r.dataset)} | {r.score} | {r.scale:g} | {r.condition} "
+            f"| {r.auarc_validation:.3f} | {r.auarc_test:.3f} | {r.tied:.0%} "
+            f"| {'yes' if r.chosen else ''} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def auarc_markdown(
     auarc: pd.DataFrame, headline: pd.DataFrame, declared: pd.DataFrame, contrast: pd.DataFrame
 ) -> str:
@@ -202,9 +221,11 @@ def highlight_blocks(
     declared: pd.DataFrame,
     contrast: pd.DataFrame,
     hybrid: pd.DataFrame,
+    noise: pd.DataFrame,
 ) -> dict[str, str]:
     """The generated blocks of the README and docs/compare.md (module docstring)."""
     return {
+        "compare_noise": noise_markdown(noise),
         "readme_compare": headline_markdown(headline),
         "compare_declared": declared_markdown(declared, per_condition=True),
         "compare_rule": rule_markdown(contrast),

@@ -11,10 +11,11 @@ predictions and every corruption weighs the same in it.
 from the mlm topic's softmax partitions (not recomputed); probability scores
 (:func:`reliquant.compare.probability_scores`, centroids from the correct training
 predictions, :func:`reliquant.compare.fit_centroids`) and the black-box Monte Carlo
-robustness (:func:`reliquant.compare.black_box_robustness`): ``n_draws`` copies ``x + e``,
-``e ~ N(0, variance I)`` on the [0, 1] pixel scale, not clipped (the same noise as the tree
-models'), each classified by the CNN (:func:`cnn_predict`); the score is the share that keeps
-the stored prediction.
+robustness (:func:`reliquant.compare.black_box_robustness`, :func:`mc_grid`): ``n_draws``
+copies ``x + e``, ``e ~ N(0, v I)`` on the [0, 1] pixel scale, not clipped (the same noise as
+the tree models'), each classified by the CNN (:func:`cnn_predict`); the score is the share
+that keeps the stored prediction; one column per variance ``v`` of the grid
+``compare.mnist.variances`` (the evaluation picks ``v`` on the validation parts).
 
 **Tree models** (:func:`fit_mnist_model`, :func:`tree_mnist_predictions`): a random forest
 or an XGBoost classifier fitted here on ``n_train`` training images (784 pixels in [0, 1]),
@@ -32,7 +33,8 @@ The CNN is one model (retraining it per split costs a CPU minute or more each): 
 are the groups alone, so its intervals carry the variation over test images only.
 
 Public API: :data:`SAMPLE_SCHEMA`, :data:`TREE_MODELS`, :func:`mnist_sample`, :func:`sample_splits`,
-:func:`sample_table`, :func:`sample_arrays`, :func:`softmax_for_sample`, :func:`cnn_predict`,
+:func:`sample_table`, :func:`sample_arrays`, :func:`softmax_for_sample`, :func:`mc_grid`,
+:func:`cnn_predict`,
 :func:`cnn_predictions`, :func:`fit_mnist_model`, :func:`tree_mnist_predictions`.
 """
 
@@ -47,7 +49,7 @@ import pandas as pd
 import pyarrow as pa
 
 from reliquant.compare import black_box_robustness, fit_centroids, probability_scores
-from reliquant.compare.reproduction.tables import prediction_frame
+from reliquant.compare.reproduction.tables import grid_score, prediction_frame
 from reliquant.core.io import (
     arrow_to_images,
     image_type,
@@ -63,6 +65,7 @@ __all__ = [
     "cnn_predict",
     "cnn_predictions",
     "fit_mnist_model",
+    "mc_grid",
     "mnist_sample",
     "sample_splits",
     "sample_arrays",
@@ -217,6 +220,29 @@ def cnn_predict(
     return predict
 
 
+def mc_grid(
+    predict: Callable[[np.ndarray], np.ndarray],
+    X: np.ndarray,
+    labels: np.ndarray,
+    *,
+    exp: Mapping[str, Any],
+    seed: int,
+    batch_rows: int = 65536,
+) -> dict[str, np.ndarray]:
+    """The Monte Carlo robustness at every variance of ``exp["variances"]`` (the noise grid):
+    ``{"mc_robustness@<v>": estimate}`` (:func:`reliquant.compare.reproduction.tables.grid_score`),
+    each with ``exp["n_draws"]`` draws and its own seed ``block_int_seed(seed, k)`` (``k`` the
+    grid index)."""
+    out = {}
+    for k, v in enumerate(exp["variances"]):
+        res = black_box_robustness(
+            predict, X, float(v), n_draws=int(exp["n_draws"]), seed=block_int_seed(seed, k),
+            labels=labels, batch_rows=batch_rows,
+        )  # fmt: skip
+        out[grid_score("mc_robustness", v)] = res.estimate
+    return out
+
+
 def sample_splits(meta: pd.DataFrame, n_splits: int, seed: int) -> np.ndarray:
     """The split (0..n_splits-1) of every row of the subsample (module docstring): per
     condition, its distinct test images permuted with ``block_rng(seed, "mnist_splits",
@@ -264,22 +290,21 @@ def cnn_predictions(
     one model): ``softmax`` the subsample's rows
     (:func:`softmax_for_sample`), ``train_softmax`` / ``train_labels`` the training split's
     softmax and labels (centroids), ``predict`` the CNN (:func:`cnn_predict`); ``exp`` the
-    ``compare.mnist`` section (``variance``, ``n_draws``)."""
+    ``compare.mnist`` section (``variances``, ``n_draws``)."""
     proba = softmax[[f"p{c}" for c in range(10)]].to_numpy(dtype=np.float64)
     pred = softmax["prediction"].to_numpy(dtype=np.int64)
     centroids = fit_centroids(train_softmax, np.asarray(train_labels, dtype=np.int64), seed=seed)
     scores = probability_scores(proba, centroids=centroids)
     if not np.array_equal(scores.pop("prediction").to_numpy(), pred):
         raise ValueError("the stored predictions are not the argmax of the stored softmax")
-    mc = black_box_robustness(
-        predict, np.asarray(images, dtype=np.float32) / np.float32(255.0), exp["variance"],
-        n_draws=int(exp["n_draws"]), seed=block_int_seed(seed, "cnn_mc"), labels=pred,
-        batch_rows=batch_rows,
+    mc = mc_grid(
+        predict, np.asarray(images, dtype=np.float32) / np.float32(255.0), pred, exp=exp,
+        seed=block_int_seed(seed, "cnn_mc"), batch_rows=batch_rows,
     )  # fmt: skip
     return prediction_frame(
         dataset="cnn_mnist", case=meta["case"], condition=_condition(meta["case"]),
         corruption=meta["corruption"], item=meta["test_index"], label=meta["label"],
-        prediction=pred, scores={"mc_robustness": mc.estimate, **scores},
+        prediction=pred, scores={**mc, **scores},
         split=sample_splits(meta, n_splits, seed),
     )  # fmt: skip
 
@@ -357,10 +382,9 @@ def tree_mnist_predictions(
         centroids = fit_centroids(model.predict_proba(X_train), y_train, seed=seed)
         scores = probability_scores(proba, centroids=centroids)
         pred = scores.pop("prediction").to_numpy()
-        mc = black_box_robustness(
-            lambda b, m=model: m.predict_proba(b).argmax(axis=1), X, exp["variance"],
-            n_draws=int(exp["n_draws"]), seed=block_int_seed(seed, kind, "mc", s), labels=pred,
-            batch_rows=batch_rows,
+        mc = mc_grid(
+            lambda b, m=model: m.predict_proba(b).argmax(axis=1), X, pred, exp=exp,
+            seed=block_int_seed(seed, kind, "mc", s), batch_rows=batch_rows,
         )  # fmt: skip
         m = meta.iloc[rows]
         parts.append(
@@ -372,7 +396,7 @@ def tree_mnist_predictions(
                 item=m["test_index"],
                 label=m["label"],
                 prediction=pred,
-                scores={"mc_robustness": mc.estimate, **scores},
+                scores={**mc, **scores},
                 split=s,
             )  # fmt: skip
         )

@@ -26,7 +26,12 @@ case a *condition*: ``clean`` (test data from the training distribution) or ``sh
 
 Public API: :data:`BASE_COLUMNS`, :data:`SCORE_FAMILY`, :data:`DATASET_TITLES`,
 :data:`CONDITIONS`, :data:`PARTS`, :data:`PAPER_SCORES`, :func:`score_columns`,
-:func:`prediction_schema`, :func:`prediction_frame`, :func:`assign_parts`, :func:`family_of`.
+:func:`prediction_schema`, :func:`prediction_frame`, :func:`assign_parts`, :func:`family_of`,
+:data:`GRID_SEP`, :func:`grid_score`, :func:`split_grid_score`.
+
+A perturbation-based score computed on a grid of noise scales has one column per scale,
+``<score>@<scale>`` (:func:`grid_score`); the evaluation picks the scale on the validation
+parts and uses that column as ``<score>``.
 """
 
 from __future__ import annotations
@@ -42,14 +47,17 @@ __all__ = [
     "BASE_COLUMNS",
     "CONDITIONS",
     "DATASET_TITLES",
+    "GRID_SEP",
     "PAPER_SCORES",
     "PARTS",
     "SCORE_FAMILY",
     "assign_parts",
     "family_of",
+    "grid_score",
     "prediction_frame",
     "prediction_schema",
     "score_columns",
+    "split_grid_score",
 ]
 
 #: Leading columns of every per-prediction table, with their arrow types.
@@ -68,6 +76,9 @@ BASE_COLUMNS: dict[str, pa.DataType] = {
 
 #: The two conditions, in report order.
 CONDITIONS = ("clean", "shifted")
+
+#: Separates a score from its noise scale in a grid column (:func:`grid_score`).
+GRID_SEP = "@"
 
 #: The two parts of every split's test predictions: choices are made on "validation" (the
 #: comparator of a headline claim, the hybrid's fit), claims are judged on "test".
@@ -108,8 +119,31 @@ DATASET_TITLES: dict[str, str] = {
 }
 
 
+def grid_score(score: str, scale: float) -> str:
+    """The column of a perturbation-based score at one noise scale of its grid:
+    ``"mc_robustness@0.1"`` (:func:`split_grid_score` reads it back)."""
+    family_of(score)
+    return f"{score}{GRID_SEP}{float(scale):g}"
+
+
+def split_grid_score(name: str) -> tuple[str, float | None]:
+    """``(score, scale)`` of a column name: ``("mc_robustness", 0.1)`` for
+    ``"mc_robustness@0.1"``, ``(name, None)`` for a plain score."""
+    base, sep, scale = name.partition(GRID_SEP)
+    if not sep:
+        return name, None
+    try:
+        return base, float(scale)
+    except ValueError:
+        raise KeyError(
+            f"score column {name!r}: the noise scale after {GRID_SEP!r} is not a number"
+        ) from None
+
+
 def family_of(score: str) -> str:
-    """The family of ``score`` ("robustness" or "uncertainty"); a KeyError names the known."""
+    """The family of ``score`` ("robustness" or "uncertainty"), a grid column
+    (:func:`grid_score`) that of its score; a KeyError names the known."""
+    score = split_grid_score(score)[0]
     if score not in SCORE_FAMILY:
         raise KeyError(f"unknown score {score!r}; known: {', '.join(SCORE_FAMILY)}")
     return SCORE_FAMILY[score]
