@@ -8,7 +8,8 @@ Modules
 -------
 rejection           accuracy-rejection curves and AU-ARC, ties averaged in closed form
 comparison          several scores on the same predictions: AU-ARC with bootstrap intervals,
-                    paired differences against the best score (same resamples)
+                    paired differences against the best score (same resamples), the fewest
+                    resamples for an interval (min_boot)
 probability_scores  scores from any classifier's probabilities: maximum probability, negative
                     entropy, margin, log-ratio (arXiv 2603.23318), centroid proximity (MLM)
 robustness_scores   robustness scores: tree ensembles (trees.robustness_batch), Naive Bayes
@@ -19,7 +20,12 @@ hybrid              one RQ and one UQ score, rank-normalised, combined by a logi
                     fitted on a validation split; weights and held-out AU-ARC
 """
 
-from reliquant.compare.comparison import COMPARISON_COLUMNS, bootstrap_auarc, compare_scores
+from reliquant.compare.comparison import (
+    COMPARISON_COLUMNS,
+    bootstrap_auarc,
+    compare_scores,
+    min_boot,
+)
 from reliquant.compare.hybrid import (
     HybridScore,
     RankTransform,
@@ -81,6 +87,7 @@ __all__ = [
     "log_ratio",
     "margin",
     "max_probability",
+    "min_boot",
     "negative_entropy",
     "nbc_robustness",
     "probability_scores",
