@@ -30,8 +30,8 @@ is at most about 100 bytes per prediction and score (the point estimate's sort; 
 bootstrap needs about 50 bytes x ``max(n, 65536)``). Measured with ``bench/compare.py``
 (two scores, ``n_boot = 1000``): 19.5 MB for 10^5 predictions and 195 MB for 10^6, where
 drawing all ``(n_boot, n)`` resample indices at once took 861 MB and 7.45 GiB (a
-``MemoryError``). The time is linear in ``n_boot x n``: 24-40 s for 10^5 predictions (51 s
-before) and 6 minutes for 10^6, on one core of a shared machine.
+``MemoryError``). The time is linear in ``n_boot x n``: 24 s for 10^5 predictions (51 s
+before) and 2.5 minutes for 10^6, on one core of a shared machine.
 
 Public API: :data:`COMPARISON_COLUMNS`, :func:`bootstrap_auarc`, :func:`compare_scores`,
 :func:`min_boot`.
