@@ -353,3 +353,78 @@ rule compare_paper:
         ENV_CORE
     script:
         "../../scripts/compare/compare_paper.py"
+
+
+# ---- The log-ratio follow-up's own protocol (not in the default run) ---------------------
+# Lassance & De Bock (arXiv 2603.23318): on their benchmark tables (data.benchmarks), 15
+# splits at test size 0.7, GradientBoosting / RandomForest / XGBoost tuned by grid search,
+# the log-ratio's AU-ARC per model (reliquant.compare.reproduction.logratio_protocol).
+# A named target: `snakemake --cores 2 compare_protocol`; it writes the table, its markdown
+# and the generated block compare_protocol_timings of docs/compare.md (a run's table and
+# runtime, kept by `python -m reliquant.core.docs sync` when a run did not make it).
+COMPARE_PROTOCOL = COMPARE["logratio_protocol"]
+COMPARE_PROTOCOL_UNKNOWN = sorted(set(COMPARE_PROTOCOL["datasets"]) - set(DATA_BENCHMARKS))
+if COMPARE_PROTOCOL_UNKNOWN:
+    raise ValueError(
+        f"config compare.logratio_protocol.datasets: {COMPARE_PROTOCOL_UNKNOWN} are not in "
+        f"data.benchmarks {DATA_BENCHMARKS}"
+    )
+COMPARE_PROTOCOL_TABLES = expand(
+    "results/compare/protocol/{d}.parquet", d=COMPARE_PROTOCOL["datasets"]
+)
+
+
+rule compare_protocol:
+    input:
+        "results/compare/logratio_protocol.parquet",
+        "results/compare/logratio_protocol.md",
+        "results/docs/compare_protocol_timings.md",
+
+
+rule compare_logratio_protocol:
+    input:
+        "results/data/benchmarks/{protocol_dataset}.parquet",
+    output:
+        "results/compare/protocol/{protocol_dataset}.parquet",
+    params:
+        code=COMPARE_CODE,
+        protocol={k: v for k, v in COMPARE_PROTOCOL.items() if k != "datasets"},
+    log:
+        "logs/compare/logratio_protocol_{protocol_dataset}.log",
+    benchmark:
+        "benchmarks/compare/logratio_protocol_{protocol_dataset}.tsv"
+    wildcard_constraints:
+        protocol_dataset="|".join(COMPARE_PROTOCOL["datasets"]),
+    # grid-search fits in parallel (speed only: compare.speed.protocol_threads)
+    threads: COMPARE["speed"]["protocol_threads"]
+    resources:
+        mem_mb=2000,
+        runtime=180,
+    conda:
+        ENV_CORE
+    script:
+        "../../scripts/compare/compare_logratio_protocol.py"
+
+
+rule compare_logratio_protocol_table:
+    input:
+        COMPARE_PROTOCOL_TABLES,
+    output:
+        table="results/compare/logratio_protocol.parquet",
+        md="results/compare/logratio_protocol.md",
+        block="results/docs/compare_protocol_timings.md",
+    params:
+        code=COMPARE_CODE,
+        protocol=COMPARE_PROTOCOL,
+    log:
+        "logs/compare/logratio_protocol_table.log",
+    benchmark:
+        "benchmarks/compare/logratio_protocol_table.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        ENV_CORE
+    script:
+        "../../scripts/compare/compare_logratio_protocol_table.py"
