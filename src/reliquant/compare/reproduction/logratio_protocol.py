@@ -23,7 +23,7 @@ same ``n = ceil(0.7 N)`` test rows) and its mean is the published AU-ARC,
 ``AU-ARC = (1/n) sum_k (1/S) sum_i ARC_i(k / n) = (1/S) sum_i AU-ARC_i``: the mean of the
 splits' AU-ARCs, whose standard deviation over the splits (``ddof = 1``) is reported beside it.
 
-Public API: :data:`PROTOCOL_MODELS`, :data:`PROTOCOL_SCHEMA`, :func:`protocol_splits`,
+Public API: :data:`PUBLISHED_SPLITS`, :data:`PROTOCOL_MODELS`, :data:`PROTOCOL_SCHEMA`, :func:`protocol_splits`,
 :func:`protocol_estimator`, :func:`tune_model`, :func:`split_result`,
 :func:`run_protocol`, :func:`protocol_summary`, :func:`protocol_markdown`.
 """
@@ -49,6 +49,7 @@ from reliquant.core.runlog import progress_enabled
 
 __all__ = [
     "PROTOCOL_MODELS",
+    "PUBLISHED_SPLITS",
     "PROTOCOL_SCHEMA",
     "protocol_estimator",
     "protocol_markdown",
@@ -58,6 +59,9 @@ __all__ = [
     "split_result",
     "tune_model",
 ]
+
+#: The authors' number of splits (random_state 0..14).
+PUBLISHED_SPLITS = 15
 
 #: The models of the protocol (config keys) and what each is.
 PROTOCOL_MODELS = {
@@ -264,9 +268,16 @@ def protocol_markdown(
         'scoring="neg_log_loss")`; sd with ddof = 1.'
     )
     if runtime_s is not None:
+        n_splits = int(protocol["n_splits"])
         text += (
             f" Run time {runtime_s / 60:.1f} minutes"
             + (f" with {n_jobs} parallel fits" if n_jobs else "")
-            + "."
+            + f" (the fits' seconds summed), {runtime_s / 60 / n_splits:.1f} minutes a split."
         )
+        if n_splits != PUBLISHED_SPLITS:
+            text += (
+                f" Only {n_splits} of the published {PUBLISHED_SPLITS} splits: at that rate all"
+                f" {PUBLISHED_SPLITS} take about {runtime_s * PUBLISHED_SPLITS / n_splits / 60:.0f}"
+                " minutes."
+            )
     return text + "\n\n" + "\n".join(lines) + "\n"
