@@ -126,7 +126,10 @@ def test_summary_averages_the_curves_and_states_the_spread():
         assert row.auarc_sd == pytest.approx(np.std(part["auarc"], ddof=1), abs=1e-12)
         assert row.n_splits == 3
     text = protocol_markdown(summary, protocol=TINY, runtime_s=90.0, n_jobs=2)
-    assert "1.5 minutes with 2 parallel fits" in text and "0.5 minutes a split" in text
+    assert (
+        "1.5 minutes with 2 parallel fits" in text
+        and "0.5 minutes a split of every data set" in text
+    )
     assert "Only 3 of the published 15 splits: at that rate all 15 take about 8 minutes" in text
     assert text.count("| tiny |") == 3
 

@@ -1,7 +1,8 @@
 # Data: verify the vendored raw files of each data set against their digests, convert each
 # source once to parquet. Nothing downstream reads data/raw directly. Verification is per
-# data set (the manifest path's first folder: mnist, pima), so editing the Pima CSV or its
-# digest reruns only the Pima jobs.
+# data set (the manifest path's first folder: mnist, pima, benchmarks), so editing the Pima
+# CSV or its digest reruns only the Pima jobs. The tabular benchmark tables (data_benchmark)
+# are made only when a rule asks for one.
 # Resources (threads, mem_mb, runtime in minutes): measured benchmarks/ peaks x 1.5 + 500 MB
 # and wall times x 3, at least 1000 MB and 5 minutes (CONTRIBUTING.md, Resources).
 

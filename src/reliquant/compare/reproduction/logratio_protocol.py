@@ -272,7 +272,8 @@ def protocol_markdown(
         text += (
             f" Run time {runtime_s / 60:.1f} minutes"
             + (f" with {n_jobs} parallel fits" if n_jobs else "")
-            + f" (the fits' seconds summed), {runtime_s / 60 / n_splits:.1f} minutes a split."
+            + f" (the fits' wall seconds summed), {runtime_s / 60 / n_splits:.1f} minutes a split"
+            " of every data set."
         )
         if n_splits != PUBLISHED_SPLITS:
             text += (
