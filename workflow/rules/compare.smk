@@ -372,6 +372,10 @@ if COMPARE_PROTOCOL_UNKNOWN:
 COMPARE_PROTOCOL_TABLES = expand(
     "results/compare/protocol/{d}.parquet", d=COMPARE_PROTOCOL["datasets"]
 )
+# each table's timings (seconds per row) beside it: a timing is no result, so not in the table
+COMPARE_PROTOCOL_RUNTIMES = expand(
+    "results/compare/protocol/{d}_runtimes.tsv", d=COMPARE_PROTOCOL["datasets"]
+)
 
 
 rule compare_protocol:
@@ -385,7 +389,8 @@ rule compare_logratio_protocol:
     input:
         "results/data/benchmarks/{protocol_dataset}.parquet",
     output:
-        "results/compare/protocol/{protocol_dataset}.parquet",
+        table="results/compare/protocol/{protocol_dataset}.parquet",
+        runtimes="results/compare/protocol/{protocol_dataset}_runtimes.tsv",
     params:
         code=COMPARE_CODE,
         protocol={k: v for k, v in COMPARE_PROTOCOL.items() if k != "datasets"},
@@ -408,7 +413,8 @@ rule compare_logratio_protocol:
 
 rule compare_logratio_protocol_table:
     input:
-        COMPARE_PROTOCOL_TABLES,
+        tables=COMPARE_PROTOCOL_TABLES,
+        runtimes=COMPARE_PROTOCOL_RUNTIMES,
     output:
         table="results/compare/logratio_protocol.parquet",
         md="results/compare/logratio_protocol.md",

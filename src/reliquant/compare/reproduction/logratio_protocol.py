@@ -12,8 +12,10 @@ Per data set ``(X, y)`` (:func:`reliquant.core.datasets.read_benchmark_csv`) and
    and XGBoost's ``XGBClassifier(random_state=6)``, otherwise at their defaults. The seeds
    and grids are the published ones (config ``compare.logratio_protocol``), not derived from
    the topic's seed;
-3. on the test part, the log-ratio ``r(x) = ln p_(1) - ln max(p_(2), 0.001)``
-   (:func:`reliquant.compare.log_ratio`) and its accuracy-rejection curve
+3. on the test part, the log-ratio ``r(x) = ln p_(1) - ln p_(2)``, a ``p_(2)`` of exactly 0
+   replaced by 0.001 as in the authors' code (:func:`reliquant.compare.protocol_log_ratio`;
+   :func:`reliquant.compare.log_ratio` would clamp every ``p_(2)`` below 0.001 and tie those
+   predictions) and its accuracy-rejection curve
    ``ARC(k / n) = E[C_{n-k}] / (n - k)``, ``k = 0..n-1`` (:func:`reliquant.compare.
    accuracy_rejection_curve`; tied scores averaged over their orders, where the authors keep
    the split's order), with its area ``AU-ARC_i = (1/n) sum_k ARC(k / n)``.
@@ -43,14 +45,15 @@ from sklearn.base import ClassifierMixin
 from sklearn.model_selection import GridSearchCV, train_test_split
 from tqdm import tqdm
 
-from reliquant.compare.probability_scores import log_ratio
 from reliquant.compare.rejection import accuracy_rejection_curve
+from reliquant.compare.selection import protocol_log_ratio
 from reliquant.core.runlog import progress_enabled
 
 __all__ = [
     "PROTOCOL_MODELS",
     "PUBLISHED_SPLITS",
     "PROTOCOL_SCHEMA",
+    "TIMING_COLUMN",
     "protocol_estimator",
     "protocol_markdown",
     "protocol_splits",
@@ -72,8 +75,10 @@ PROTOCOL_MODELS = {
 
 #: One row per data set, model and split: the split's test accuracy and log-ratio AU-ARC,
 #: the tuned hyper-parameters (JSON) and the accuracy-rejection curve (accuracy at the
-#: rejected fractions k / n_test, k = 0..n_test-1) and the seconds its tuning and scoring
-#: took (a timing, not a result).
+#: rejected fractions k / n_test, k = 0..n_test-1). :func:`run_protocol` adds a column
+#: ``seconds`` (the tuning and scoring time of the row: a timing, not a result), which the
+#: workflow keeps out of the parquet table (:data:`TIMING_COLUMN`) so that two runs give the
+#: same table.
 PROTOCOL_SCHEMA = pa.schema(
     [
         pa.field("dataset", pa.string(), nullable=False),
@@ -85,9 +90,10 @@ PROTOCOL_SCHEMA = pa.schema(
         pa.field("auarc", pa.float64(), nullable=False),
         pa.field("best_params", pa.string(), nullable=False),
         pa.field("curve", pa.list_(pa.float64()), nullable=False),
-        pa.field("seconds", pa.float64(), nullable=False),
     ]
 )
+#: The timing column of :func:`run_protocol`'s frame, not part of :data:`PROTOCOL_SCHEMA`.
+TIMING_COLUMN = "seconds"
 
 
 def protocol_splits(
@@ -155,10 +161,11 @@ def split_result(
 ) -> tuple[float, np.ndarray]:
     """The test accuracy and the log-ratio's accuracy-rejection curve ``ARC(k / n)``,
     ``k = 0..n-1`` (ties averaged), of a fitted model: prediction = ``classes_[argmax p]``,
-    ``r = ln p_(1) - ln max(p_(2), floor)``. AU-ARC is the curve's mean."""
+    ``r = ln p_(1) - ln p_(2)`` with a zero ``p_(2)`` replaced by ``floor``. AU-ARC is the
+    curve's mean."""
     proba = fitted.predict_proba(x_test)
     correct = np.asarray(fitted.classes_)[np.argmax(proba, axis=1)] == np.asarray(y_test)
-    _, curve = accuracy_rejection_curve(log_ratio(proba, floor=floor), correct)
+    _, curve = accuracy_rejection_curve(protocol_log_ratio(proba, floor=floor), correct)
     return float(correct.mean()), curve
 
 
@@ -171,7 +178,7 @@ def run_protocol(
     n_jobs: int = 1,
 ) -> pd.DataFrame:
     """The protocol (module docstring) on one data set: one row per model and split,
-    columns of :data:`PROTOCOL_SCHEMA`. ``protocol``: the config section
+    columns of :data:`PROTOCOL_SCHEMA` and :data:`TIMING_COLUMN`. ``protocol``: the config section
     ``compare.logratio_protocol`` (``n_splits``, ``test_size``, ``cv_folds``, ``floor``,
     ``models: {name: {random_state, grid}}``); ``n_jobs`` changes speed, not results.
     Unknown models raise a ValueError before any fit."""
@@ -212,7 +219,7 @@ def run_protocol(
                 "seconds": time.perf_counter() - start,
             }
         )
-    return pd.DataFrame(rows, columns=PROTOCOL_SCHEMA.names)
+    return pd.DataFrame(rows, columns=[*PROTOCOL_SCHEMA.names, TIMING_COLUMN])
 
 
 def protocol_summary(table: pd.DataFrame) -> pd.DataFrame:
