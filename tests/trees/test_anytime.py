@@ -98,6 +98,7 @@ def test_certified_bounds_contain_the_exact_value(forest, data):
             assert r.lower <= r.ci_low <= r.ci_high <= r.upper
 
 
+@pytest.mark.slow
 def test_interval_coverage_over_many_cases(data):
     """At confidence 0.8, 120 cases: misses must stay below the 1e-3 binomial tail."""
     X, y = data
@@ -308,6 +309,7 @@ def test_an_answer_without_draws_says_so(forest, data, monkeypatch):
     assert exact.status == "exact" and exact.exact
 
 
+@pytest.mark.slow
 def test_reading_the_model_is_not_charged_to_the_budget(data, monkeypatch):
     """A model whose checks are slow (HistGradientBoosting's decision_function on a loaded
     machine) still gets its whole budget for the sample: the clock starts after reading."""
