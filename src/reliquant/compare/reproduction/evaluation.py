@@ -59,7 +59,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from scipy import stats
 
 from reliquant.compare import accuracy_rejection_curve, evaluate_hybrid
 from reliquant.compare.rejection import auarc_rows
@@ -231,6 +230,9 @@ def paired_t(diffs: Sequence[float] | np.ndarray, confidence: float) -> dict[str
         raise ValueError(f"diffs must be a non-empty 1-D array of finite values; got {d!r}")
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1); got {confidence!r}")
+    # imported on use: jobs that only read the tables need no scipy (tests/core/test_lazy_imports)
+    from scipy import stats
+
     mean = float(d.mean())
     nan = float("nan")
     if d.size < 2:
@@ -264,6 +266,8 @@ def holm(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
 def identical_ranking(a: np.ndarray, b: np.ndarray) -> bool:
     """Whether two scores order the same predictions identically, ties included (their
     average ranks are equal: rank correlation exactly 1 with the same ties)."""
+    from scipy import stats
+
     return bool(np.array_equal(stats.rankdata(a), stats.rankdata(b)))
 
 
