@@ -393,7 +393,8 @@ def robustness(
     pandas Series / one-row DataFrame, matched to the model's feature names by name when the
     model knows them (:mod:`reliquant.trees.inputs`; missing or unknown names are refused).
     ``noise``: :class:`reliquant.trees.noise.Gaussian` or :class:`reliquant.trees.noise.Norta`
-    (bound to ``x`` here; described in ``x``'s column order), a bare number ``v`` (=
+    (bound to ``x`` here; named parts matched to the model's features by name, plain
+    vectors in the model's order: :mod:`reliquant.trees.inputs`), a bare number ``v`` (=
     ``Gaussian(v)``: isotropic normal noise of variance ``v``), or a bound model of
     :mod:`reliquant.trees.box_mass`. ``time_budget`` (s, > 0): the budget for this sample
     (reading the model and compiling the kernel are not charged to it: module docstring).
@@ -525,7 +526,8 @@ def robustness_batch(model, X, noise, *, seed: int = 0, **kwargs) -> pd.DataFram
     The model is read and checked once. ``X``: a 2-D array in the model's feature order, or
     a DataFrame matched to the model's feature names by name when it knows them (missing or
     unknown names are refused, naming both lists; :mod:`reliquant.trees.inputs`); the noise
-    is described in ``X``'s column order."""
+    is matched the same way (a plain vector is in the model's order, and refused next to a
+    reordered ``X``)."""
     ens = _as_ensemble(model)
     values, perm, names = match_features(X, ens, one=False, what="X")
     noise = noise_in_model_order(noise_spec(noise), ens, perm, names)

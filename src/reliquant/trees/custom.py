@@ -155,9 +155,12 @@ def run_case(model: Any, samples: pd.DataFrame, *, case: Mapping[str, Any]) -> C
             f"has {ens.n_features} features; set `columns` to the model's features in order"
         )
     variance = case["noise"]["variance"]
-    noise = Gaussian(
-        np.asarray(variance, dtype=np.float64) if isinstance(variance, list) else float(variance)
-    )
+    if isinstance(variance, list):  # one per feature column, in the order of `columns`
+        values = np.asarray(variance, dtype=np.float64)
+        named = ens.feature_names is not None and len(values) == len(columns)
+        noise = Gaussian(pd.Series(values, index=[str(c) for c in columns]) if named else values)
+    else:
+        noise = Gaussian(float(variance))
     kwargs: dict[str, Any] = {
         "time_budget": float(case["time_budget"]),
         "confidence": float(case.get("confidence", 0.95)),
