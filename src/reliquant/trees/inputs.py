@@ -230,12 +230,12 @@ def _norta(noise: Norta, target, perm, names, wanted) -> Norta:
     ordered = _vector(marg, target, "the NORTA marginals")
     if ordered is None:
         ordered = list(marg)
-        if perm is not None and len(ordered) == len(perm):
-            if any(ordered[i] is not ordered[j] for j, i in enumerate(perm)):
-                raise _ambiguous(
-                    "the NORTA marginals (a list)", "Norta({name: marginal, ...}, correlation)",
-                    names, wanted,
-                )  # fmt: skip
+        moved = perm is not None and len(ordered) == len(perm)
+        if moved and any(ordered[i] is not ordered[j] for j, i in enumerate(perm)):
+            raise _ambiguous(
+                "the NORTA marginals (a list)", "Norta({name: marginal, ...}, correlation)",
+                names, wanted,
+            )  # fmt: skip
     corr = _matrix(noise.correlation, target, "the NORTA correlation")
     if corr is None:
         corr = np.asarray(noise.correlation, dtype=np.float64)
