@@ -31,6 +31,7 @@ from reliquant.core.io import (
     read_table_file,
     remove_damaged_parquet_files,
     table_digest,
+    table_file_columns,
     table_file_rows,
     write_frame,
     write_row_groups,
@@ -322,3 +323,26 @@ def test_damaged_outputs_are_removed_and_intact_ones_kept(tmp_path, caplog):
     assert f"removed {short}" in caplog.text
     assert remove_damaged_parquet_files(results) == {}
     assert remove_damaged_parquet_files(tmp_path / "missing") == {}
+
+
+def test_a_users_parquet_with_an_index_is_read_as_pandas_reads_it(tmp_path):
+    """DataFrame.to_parquet() stores a non-default index as columns (``__index_level_0__``,
+    or the index's name) that pandas restores as the index: they are no data columns."""
+    base = pd.DataFrame({"x": [1.0, 2.0, 3.0], "y": ["a", "b", "c"]})
+    frames = {
+        "unnamed": base.set_axis([10, 20, 30]),
+        "named": base.set_axis(pd.Index(["r1", "r2", "r3"], name="id")),
+        "multi": base.set_axis(pd.MultiIndex.from_tuples([(1, "a"), (1, "b"), (2, "a")])),
+        "range": base,
+        "sliced": pd.concat([base, base]).iloc[::2],
+    }
+    for name, frame in frames.items():
+        path = tmp_path / f"{name}.parquet"
+        frame.to_parquet(path)
+        expected = pd.read_parquet(path)
+        assert table_file_columns(path) == ["x", "y"], name
+        pd.testing.assert_frame_equal(read_table_file(path), expected)
+        pd.testing.assert_frame_equal(read_table_file(path, columns=["y"]), expected[["y"]])
+    # a plain pyarrow table (no pandas metadata) keeps every column
+    pq.write_table(pa.table({"__index_level_0__": [1], "x": [2.0]}), tmp_path / "plain.parquet")
+    assert table_file_columns(tmp_path / "plain.parquet") == ["__index_level_0__", "x"]
