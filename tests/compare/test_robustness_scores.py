@@ -132,3 +132,27 @@ def test_black_box_on_the_mlm_cnn_images() -> None:
     )
     again = black_box_robustness(predict, images, 0.01, n_draws=100, clip=(0.0, 1.0))
     np.testing.assert_array_equal(res.n_agree, again.n_agree)
+
+
+def test_tree_robustness_scores_each_row_once_within_its_budget(monkeypatch) -> None:
+    """Rows whose certification used the whole budget used to be rerun silently with four
+    times the budget (``seconds`` showing the last attempt only): now each row is one call,
+    and the whole call keeps ``n`` budgets plus the tolerance."""
+    import time
+
+    from sklearn.datasets import load_digits
+
+    import reliquant.trees as trees
+    from reliquant.trees.anytime import budget_allowance
+
+    X, y = load_digits(return_X_y=True)
+    model = RandomForestClassifier(100, random_state=0).fit(X[:1200] / 16, y[:1200])
+    calls = []
+    real = trees.robustness_batch
+    monkeypatch.setattr(trees, "robustness_batch", lambda *a, **k: calls.append(1) or real(*a, **k))
+    t = time.perf_counter()
+    frame = tree_robustness(model, X[1200:1215] / 16, Gaussian(0.01), time_budget=0.1,
+                            return_frame=True)  # fmt: skip
+    wall = time.perf_counter() - t
+    assert calls == [1] and frame["estimate"].notna().all() and (frame["n_draws"] > 0).all()
+    assert wall < budget_allowance(15 * 0.1) + 1.0, wall  # a shared machine's slack
