@@ -4,7 +4,8 @@ Modules
 -------
 io           atomic parquet / figure / text writers, the uint8 image column codec
 seeding      per-block random generators derived from one config seed
-runlog       logging set-up and the progress-bar switch
+runlog       logging set-up and the progress-bar switch of workflow jobs
+progress     progress bars of long library calls (``progress=``; on in a terminal only)
 plotting     the shared figure style and palette
 datasets     checksum verification, IDX (MNIST) parsing and loading, Pima and Iris tables
 config       reading config.yaml (+ overlays) outside Snakemake, merged as Snakemake does

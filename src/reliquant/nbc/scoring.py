@@ -370,6 +370,7 @@ def bootstrap_uncertainty(
     *,
     n_bootstrap: int,
     seed: int | np.random.Generator = 0,
+    progress: bool | None = None,
 ) -> dict[str, np.ndarray]:
     """The five uncertainty metrics of paper 000, Section 4, for every row of the codes ``X``.
 
@@ -384,6 +385,8 @@ def bootstrap_uncertainty(
     Resample i takes the i-th ``rng.integers(0, n, size=n)`` of ``seed``'s generator: an
     int seed is ``block_rng(seed, "bootstrap")``; a ``numpy.random.Generator`` is used as it
     is (the experiment passes the one that drew its CV folds). Entropies are in bits.
+    ``progress``: a bar over the M models (:func:`reliquant.core.progress.show_progress`:
+    by default on in a terminal only).
     """
     if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, int | np.integer):
         raise TypeError(f"bootstrap must be an integer number of models; got {n_bootstrap!r}")
@@ -397,7 +400,7 @@ def bootstrap_uncertainty(
     rng = seed if isinstance(seed, np.random.Generator) else block_rng(int(seed), "bootstrap")
     cond = conditional(log_joint(model, X))
     members = bootstrap_conditionals(
-        X_train, y_train, k, n_values, model.alpha, X, n_bootstrap, rng
+        X_train, y_train, k, n_values, model.alpha, X, n_bootstrap, rng, progress=progress
     )
     return {
         "u_m": u_max_prob(cond),
@@ -414,6 +417,7 @@ def robustness(
     bootstrap: int | None = None,
     seed: int | np.random.Generator = 0,
     train: tuple[np.ndarray, np.ndarray] | None = None,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """One row per instance of ``X``: ``prediction`` (eq. 2, ties to the lowest class),
     ``eps_glob`` (eq. 13) and ``eps_loc`` (Theorem 6.1).
@@ -432,7 +436,8 @@ def robustness(
     data drawn from ``seed``. A :class:`FittedTable` carries its training table; an
     :class:`NBCModel` needs ``train=(X_train, y_train)`` (integer codes). A scikit-learn
     ``CategoricalNB`` is refused (its prior is not smoothed as eq. 18: refitting it as ours
-    would give another model).
+    would give another model). ``progress``: a bar over the bootstrap models
+    (:func:`reliquant.core.progress.show_progress`: by default on in a terminal only).
     """
     classes = None
     if isinstance(model, FittedTable):
@@ -480,7 +485,7 @@ def robustness(
     )
     if bootstrap is not None:
         metrics = bootstrap_uncertainty(
-            nbc, train[0], train[1], codes, n_bootstrap=bootstrap, seed=seed
+            nbc, train[0], train[1], codes, n_bootstrap=bootstrap, seed=seed, progress=progress
         )
         for name in UNCERTAINTY_COLUMNS:
             out[name] = metrics[name]

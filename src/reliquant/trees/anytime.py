@@ -76,6 +76,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from reliquant.core.progress import progress_bar
 from reliquant.core.seeding import block_int_seed
 from reliquant.trees.confidence import mixture_interval, tuned_rho
 from reliquant.trees.engine import EngineResult, exact_robustness, root_box
@@ -627,7 +628,9 @@ def _row_budgets(time_budget: float, n: int, t_start: float):
         yield min(time_budget, max(0.5 * time_budget, owed))
 
 
-def robustness_batch(model, X, noise, *, seed: int = 0, **kwargs) -> pd.DataFrame:
+def robustness_batch(
+    model, X, noise, *, seed: int = 0, progress: bool | None = None, **kwargs
+) -> pd.DataFrame:
     """:func:`robustness` for every row of ``X`` (one noise spec, bound to each row; row ``i``
     seeded ``block_int_seed(seed, "anytime", i)``): a DataFrame, one row per sample, with
     the fields of :class:`RobustnessResult` and ``half_width``.
@@ -642,7 +645,9 @@ def robustness_batch(model, X, noise, *, seed: int = 0, **kwargs) -> pd.DataFram
     included, takes at most ``len(X)`` budgets plus the tolerance (:func:`budget_allowance`):
     a row's budget is cut, to at least half of it, while the batch is behind that schedule
     (:func:`_row_budgets`); each row's ``seconds`` is its own wall time and ``overrun`` says
-    why a row ran past its budget. ``frame.attrs["seconds"]`` is the batch's wall time."""
+    why a row ran past its budget. ``frame.attrs["seconds"]`` is the batch's wall time.
+    ``progress``: a progress bar with the time left (:func:`reliquant.core.progress.show_progress`:
+    by default on in a terminal only)."""
     t_start = time.perf_counter()
     ens = _as_ensemble(model)
     values, perm, names = match_features(X, ens, one=False, what="X")
@@ -653,7 +658,8 @@ def robustness_batch(model, X, noise, *, seed: int = 0, **kwargs) -> pd.DataFram
         _number("time_budget", budget, low=0.0, low_open=True)
     budgets = _row_budgets(float(budget), len(values), t_start) if timed else None
     rows = []
-    for i, x in enumerate(values):
+    bar = progress_bar(values, desc="robustness", unit="sample", progress=progress)
+    for i, x in enumerate(bar):
         b = next(budgets) if timed else budget
         r = robustness(ens, x, noise, seed=block_int_seed(seed, "anytime", i), time_budget=b,
                        **kwargs)  # fmt: skip
