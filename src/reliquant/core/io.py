@@ -377,7 +377,8 @@ def _read_record(metadata: pq.FileMetaData, path, require: bool) -> dict | None:
                 "damaged: delete it and rerun the step that writes it (snakemake rebuilds it); "
                 "a table of your own: write it with reliquant.core.io.write_table or write_frame",
             )
-        log.warning("%s carries no %s: only its page checksums are verified", path, DIGEST_KEY)
+        # a user's own table (require_digest=False): nothing for the user to do, no warning
+        log.debug("%s carries no %s: only its page checksums are verified", path, DIGEST_KEY)
         return None
     try:
         record = json.loads(raw)
@@ -573,7 +574,8 @@ def read_table(
     verified; any difference raises :class:`DamagedFileError` naming the file. ``filters``
     (pyarrow's DNF form) select rows after the check; ``schema`` selects and casts the
     columns (a misfit fails loudly). ``require_digest=False`` accepts a file without a
-    digest record (a user's table; only its page checksums are verified, with a warning).
+    digest record (a user's table; only its page checksums are verified, logged at debug
+    level: a file the project did not write has no record to carry).
     """
     wanted = (
         list(columns)
