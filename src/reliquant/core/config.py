@@ -405,9 +405,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Snakemake parses ``--configfile`` overlays itself before any workflow code runs, and its
     message for a broken one ("Config file is not valid JSON or YAML") names no file: this
-    command finds it. Exit status 0 when valid, 1 with the problem printed otherwise.
+    command finds it. The ``custom:`` cases are checked as the workflow checks them when it
+    loads (:func:`reliquant.core.custom.check_cases`: files exist, suffixes, columns, digests;
+    paths relative to the working directory, the repository root). Exit status 0 when
+    valid, 1 with the problem printed otherwise.
     """
     import argparse
+
+    from reliquant.core.custom import check_cases  # it imports this module
 
     parser = argparse.ArgumentParser(prog="python -m reliquant.core.config")
     parser.add_argument("overlays", nargs="*", type=Path, help="--configfile overlays, in order")
@@ -417,11 +422,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         config = load_config(args.base, args.overlays)
         validate_config(config, args.schema)
+        check_cases(config.get("custom"), Path.cwd())
     except ConfigError as err:
         print(f"error: {err}")
         return 1
     names = ", ".join(str(p) for p in (args.base, *args.overlays))
-    print(f"ok: {names} merged and valid against {args.schema}")
+    cases = len(config.get("custom") or [])
+    checked = f"; {cases} custom case(s) and their files checked" if cases else ""
+    print(f"ok: {names} merged and valid against {args.schema}{checked}")
     return 0
 
 
