@@ -238,3 +238,25 @@ def test_training_order_noise_next_to_a_reordered_row_as_a_user_hits_it(forest, 
     assert right.label == label and as_dict.estimate == right.estimate
     assert abs(right.estimate - mc) < 5 * se + (right.ci_high - right.ci_low)
     assert abs(misread.estimate - mc) > 0.1  # the old reading is far off: the test can fail
+
+
+def test_lightgbm_column_names_with_spaces_as_a_user_hits_it():
+    """LightGBM stores "blood pressure" as "blood_pressure" and its predict accepts the
+    original columns: so does robustness (it refused the row, with a long message), and
+    its answer agrees with 100,000 draws through the model's own predict."""
+    cols = ["blood pressure", "age (years)", "bmi"]
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame(rng.normal(size=(400, 3)), columns=cols)
+    y = ((X["blood pressure"] + 0.5 * X["bmi"]) > 0).astype(int)
+    model = lgb.LGBMClassifier(n_estimators=8, num_leaves=4, verbose=-1).fit(X, y)
+    row = X.iloc[[4]][["bmi", "blood pressure", "age (years)"]]  # another order, too
+    det = {"max_boxes": 200, "max_draws": 100_000}
+    variances = pd.Series([0.2, 0.05, 0.3], index=cols)
+    r = robustness(model, row, Gaussian(variances), **det)
+    assert r.label == model.predict(X.iloc[[4]])[0]
+    draws = X.iloc[4].to_numpy() + rng.normal(size=(100_000, 3)) * np.sqrt(variances.to_numpy())
+    mc = float(np.mean(model.predict(pd.DataFrame(draws, columns=cols)) == r.label))
+    se = np.sqrt(max(mc * (1 - mc), 1e-6) / 100_000)
+    assert r.ci_low - 4.5 * se <= mc <= r.ci_high + 4.5 * se, (r, mc)
+    with pytest.raises(ValueError, match=r"missing \['bmi'\].*give them the model's names"):
+        robustness(model, row.rename(columns={"bmi": "BMI"}), Gaussian(0.1), **det)

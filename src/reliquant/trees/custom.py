@@ -37,6 +37,7 @@ from reliquant.core.custom import CaseError, CaseResult, label_values
 from reliquant.core.io import frame_to_markdown, table_file_columns
 from reliquant.core.plotting import PALETTE, apply_style
 from reliquant.trees.anytime import robustness_batch
+from reliquant.trees.inputs import library_names
 from reliquant.trees.noise import Gaussian
 from reliquant.trees.readers import extract_ensemble, load_model
 from reliquant.trees.structure import TreeEnsemble
@@ -104,6 +105,7 @@ def _name_problem(columns: list[str], ens: TreeEnsemble) -> str:
     names ("" when they match as a set, or when the model knows no names)."""
     if ens.feature_names is None:
         return ""
+    columns = library_names([str(c) for c in columns], ens)  # LightGBM: spaces -> "_"
     known = set(ens.feature_names)
     missing = [n for n in ens.feature_names if n not in columns]
     extra = [str(c) for c in columns if c not in known]

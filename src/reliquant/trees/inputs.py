@@ -16,7 +16,11 @@ come in another order than the model's, a plain vector is ambiguous (the trainin
 the input's?) and is refused with both orders and the fix in the message, unless the
 reordering leaves it unchanged (equal variances, an identity correlation).
 
-Public API: :func:`match_features`, :func:`noise_spec`, :func:`noise_in_model_order`.
+LightGBM replaces spaces in feature names with ``_`` when it fits; names are matched as it
+stores them (:func:`library_names`), as its own ``predict`` accepts the original columns.
+
+Public API: :func:`match_features`, :func:`noise_spec`, :func:`noise_in_model_order`,
+:func:`library_names`.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ import pandas as pd
 from reliquant.trees.noise import Gaussian, Norta
 from reliquant.trees.structure import TreeEnsemble
 
-__all__ = ["match_features", "noise_in_model_order", "noise_spec"]
+__all__ = ["library_names", "match_features", "noise_in_model_order", "noise_spec"]
 
 
 def _names(labels) -> list[str] | None:
@@ -40,6 +44,16 @@ def _names(labels) -> list[str] | None:
     if labels and all(isinstance(c, str) for c in labels):
         return labels
     return None
+
+
+def library_names(names: list[str], ens: TreeEnsemble) -> list[str]:
+    """``names`` as the model's library stores them: LightGBM replaces every space in a
+    feature name with ``_`` when it fits (``"blood pressure"`` -> ``"blood_pressure"``),
+    and its ``predict`` accepts the original columns, so they are matched the same way;
+    other libraries keep names as they are."""
+    if ens.source.startswith("lightgbm"):
+        return [n.replace(" ", "_") for n in names]
+    return names
 
 
 def _order(given: list[str], wanted: tuple[str, ...], what: str) -> np.ndarray:
@@ -58,7 +72,8 @@ def _order(given: list[str], wanted: tuple[str, ...], what: str) -> np.ndarray:
             problems.append(f"repeated {dup}")
         raise ValueError(
             f"{what} has the features {given} but the model was fitted on {list(wanted)} "
-            f"({'; '.join(problems)}); features are matched by name"
+            f"({'; '.join(problems)}); features are matched by name, in any order: give "
+            "them the model's names"
         )
     return np.array([given.index(n) for n in wanted], dtype=np.int64)
 
@@ -104,6 +119,7 @@ def match_features(
             raise ValueError(f"{what} must be a 2-D array of samples; got shape {values.shape}")
     perm = None
     if names is not None and ens.feature_names is not None:
+        names = library_names(names, ens)
         perm = _order(names, ens.feature_names, what)
         values = values[perm] if one else values[:, perm]
         if np.array_equal(perm, np.arange(len(perm))):
@@ -167,24 +183,24 @@ def _ambiguous(what: str, example: str, names, wanted) -> ValueError:
     )
 
 
-def _vector(v, target, what: str) -> np.ndarray | None:
+def _vector(v, target, what: str, rename=lambda n: n) -> np.ndarray | None:
     """A named 1-D noise argument (pandas Series with string labels) in the order
     ``target``; ``None`` when ``v`` has no names."""
     if isinstance(v, pd.Series) and _names(v.index) is not None:
         if target is None:
             return None  # nothing to match against: read by position
-        return v.to_numpy()[_order(list(v.index), target, what)]
+        return v.to_numpy()[_order(rename(list(v.index)), target, what)]
     return None
 
 
-def _matrix(m, target, what: str) -> np.ndarray | None:
+def _matrix(m, target, what: str, rename=lambda n: n) -> np.ndarray | None:
     """A named square noise argument (DataFrame with string row and column labels) in the
     order ``target``; ``None`` when ``m`` has no names."""
     if isinstance(m, pd.DataFrame) and _names(m.columns) is not None:
         if target is None:
             return None
-        rows = _order(list(m.index), target, f"{what}'s rows")
-        cols = _order(list(m.columns), target, f"{what}'s columns")
+        rows = _order(rename(list(m.index)), target, f"{what}'s rows")
+        cols = _order(rename(list(m.columns)), target, f"{what}'s columns")
         return m.to_numpy(np.float64)[np.ix_(rows, cols)]
     return None
 
@@ -205,11 +221,11 @@ def _plain(arr: np.ndarray, perm, names, wanted, what: str, example: str) -> Non
         raise _ambiguous(what, example, names, wanted)
 
 
-def _gaussian(noise: Gaussian, target, perm, names, wanted) -> Gaussian:
+def _gaussian(noise: Gaussian, target, perm, names, wanted, rename) -> Gaussian:
     v = _as_named(noise.variance, target, "the noise variance")
-    named = _vector(v, target, "the noise variance")
+    named = _vector(v, target, "the noise variance", rename)
     if named is None:
-        named = _matrix(v, target, "the noise covariance")
+        named = _matrix(v, target, "the noise covariance", rename)
     if named is not None:
         return Gaussian(named.astype(np.float64), noise.abseps, noise.seed)
     arr = np.asarray(v.to_numpy() if isinstance(v, pd.Series | pd.DataFrame) else v, np.float64)
@@ -225,9 +241,9 @@ def _gaussian(noise: Gaussian, target, perm, names, wanted) -> Gaussian:
     return Gaussian(arr if arr.ndim else float(arr), noise.abseps, noise.seed)
 
 
-def _norta(noise: Norta, target, perm, names, wanted) -> Norta:
+def _norta(noise: Norta, target, perm, names, wanted, rename) -> Norta:
     marg = _as_named(noise.marginals, target, "the NORTA marginals")
-    ordered = _vector(marg, target, "the NORTA marginals")
+    ordered = _vector(marg, target, "the NORTA marginals", rename)
     if ordered is None:
         ordered = list(marg)
         moved = perm is not None and len(ordered) == len(perm)
@@ -236,7 +252,7 @@ def _norta(noise: Norta, target, perm, names, wanted) -> Norta:
                 "the NORTA marginals (a list)", "Norta({name: marginal, ...}, correlation)",
                 names, wanted,
             )  # fmt: skip
-    corr = _matrix(noise.correlation, target, "the NORTA correlation")
+    corr = _matrix(noise.correlation, target, "the NORTA correlation", rename)
     if corr is None:
         corr = np.asarray(noise.correlation, dtype=np.float64)
         _plain(corr, perm, names, wanted, "the NORTA correlation (a matrix)",
@@ -258,10 +274,14 @@ def noise_in_model_order(noise, ens: TreeEnsemble, perm: np.ndarray | None, name
     reordered: refused when ``perm`` is set."""
     target = ens.feature_names or (tuple(names) if names is not None else None)
     wanted = ens.feature_names
+
+    def rename(labels: list[str]) -> list[str]:
+        return library_names(labels, ens) if ens.feature_names is not None else labels
+
     if isinstance(noise, Gaussian):
-        return _gaussian(noise, target, perm, names, wanted)
+        return _gaussian(noise, target, perm, names, wanted, rename)
     if isinstance(noise, Norta):
-        return _norta(noise, target, perm, names, wanted)
+        return _norta(noise, target, perm, names, wanted, rename)
     if perm is not None:
         raise ValueError(
             "the input's columns come in another order than the model's features "
