@@ -392,9 +392,9 @@ def test_non_string_column_names_work():
 def test_a_pipeline_ending_in_categorical_nb_as_a_user_writes_it():
     """``Pipeline([OrdinalEncoder, CategoricalNB])`` on a table of strings used to fail with
     "TypeError ... got Pipeline": it is scored through its last step on the transformed
-    table, as its own predict does; eps_glob agrees with the pipeline's predict_proba
-    and eps_loc equal the manual route (its last step on the transformed table); another
-    last step says so."""
+    table, as its own predict does (the predictions are the pipeline's); eps_glob and eps_loc
+    equal the manual route (its last step on the transformed table); another last step says
+    so."""
     from sklearn.naive_bayes import CategoricalNB
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import OrdinalEncoder
