@@ -214,7 +214,7 @@ def _figure(frame: pd.DataFrame, case: Mapping[str, Any]):
 
     apply_style()
     fig, (left, right) = plt.subplots(
-        1, 2, figsize=(8.0, 3.2), gridspec_kw={"width_ratios": [2, 1]}
+        1, 2, figsize=(8.0, 3.6), gridspec_kw={"width_ratios": [2, 1]}
     )
     x = frame["row"].to_numpy()
     r = frame["estimate"].to_numpy(np.float64)
@@ -232,19 +232,26 @@ def _figure(frame: pd.DataFrame, case: Mapping[str, Any]):
         x[~exact], r[~exact], facecolors="none", edgecolors=PALETTE[3], s=18, zorder=3,
         label="estimate (sampled)",
     )  # fmt: skip
-    shown = np.r_[r[np.isfinite(r)], frame["ci_low"].to_numpy(np.float64)]
+    # every drawn mark inside the axes: estimates, intervals and the certified bounds shown
+    shown = np.r_[r[np.isfinite(r)], frame["ci_low"].to_numpy(np.float64), lo[informative]]
     bottom = float(np.nanmin(shown)) if len(shown) else 0.0
     left.set_ylim(
-        max(0.0, bottom - 0.05 * max(1.0 - bottom, 0.02)), 1.0 + 0.02 * (1 - bottom) + 1e-3
+        max(0.0, bottom - 0.05 * max(1.0 - bottom, 0.02)) - 0.01 * (bottom <= 0.0),
+        1.0 + 0.02 * (1 - bottom) + 1e-3,
     )
     left.set_xlabel("sample (row of the samples table)")
     left.set_ylabel("robustness R(x)")
-    left.legend(loc="lower left")
+    left.xaxis.set_major_locator(MaxNLocator(nbins=6, integer=True))  # labels never overlap
     right.hist(r[np.isfinite(r)], bins=np.linspace(0.0, 1.0, 21), color=PALETTE[0],
                edgecolor="white")  # fmt: skip
     right.set_xlabel("robustness R(x)")
     right.set_ylabel("samples")
+    right.set_xticks([0.0, 0.5, 1.0])
     right.yaxis.set_major_locator(MaxNLocator(integer=True))
+    # the legend below the panels, where it covers no point
+    handles, labels = left.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False)
+    fig.subplots_adjust(bottom=0.27, wspace=0.35, top=0.85)
     fig.suptitle(f"{case['name']}: tree-ensemble robustness of {len(frame)} samples")
     return fig
 
