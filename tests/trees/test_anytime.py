@@ -477,3 +477,5 @@ def test_deterministic_norta_without_boxes_equals_the_engine_path(forest, data, 
                   "status"):  # fmt: skip
             assert getattr(fast, f) == getattr(ref, f), f
         assert (fast.lower, fast.upper) == (0.0, 1.0)
+    boxed = robustness(forest, X[0], noise, **(kw | {"max_boxes": 20}))
+    assert boxed.n_boxes > 0 and boxed.upper - boxed.lower < 1.0  # boxes: certified

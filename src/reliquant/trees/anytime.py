@@ -538,7 +538,8 @@ def robustness(
         rule = _StallRule(clock.deadline, te, warmup, t_plain=t_plain, tol=tol, t_certify=t_cert)
         limits = {"time_limit": t_cert, "stop_when": rule}
     t_eng = time.perf_counter()
-    if (deterministic and max_boxes == 0 or t_cert <= 0) and not independent and tol < 1:
+    no_time = max_boxes == 0 if deterministic else t_cert <= 0
+    if no_time and not independent and tol < 1:
         eng = _uncertified(ens, bound, y, tol)  # no time to bound a box: skip the integral
     else:
         eng = exact_robustness(
