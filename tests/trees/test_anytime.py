@@ -463,7 +463,7 @@ def test_deterministic_norta_without_boxes_equals_the_engine_path(forest, data, 
     noise = Norta(marg, CORR, abseps=1e-5, seed=1)
     kw = {"max_boxes": 0, "max_draws": 20_000, "seed": 5, "half_width": 1e-3, "tol": 1e-3}
 
-    def through_engine(ens, bound, y, tol):
+    def through_engine(ens, bound, y, tol, tables=True):
         return exact_robustness(ens, bound, bound.mu, tol=tol, batch=4, max_memory=2.5e8,
                                 keep_pending=True, max_boxes=0)  # fmt: skip
 

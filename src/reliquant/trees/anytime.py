@@ -437,21 +437,25 @@ def _plain_region(ens, noise, tol: float, independent: bool) -> tuple:
     return lo, hi, float(noise.outside_mass(lo, hi))
 
 
-def _uncertified(ens: TreeEnsemble, noise, y: int, tol: float) -> EngineResult:
+def _uncertified(ens: TreeEnsemble, noise, y: int, tol: float, tables: bool = True) -> EngineResult:
     """What :func:`reliquant.trees.engine.exact_robustness` gives the sampling phase when it
     may bound no box (``max_boxes=0``) under noise that does not factorise, without its
     integral: the bounds ``[0, 1]`` (no box decided), no pending boxes (plain draws follow),
-    and its live trees in the root box (:class:`reliquant.trees.leaf_tables.LeafTables`).
+    and its live trees in the root box (:class:`reliquant.trees.leaf_tables.LeafTables`;
+    ``tables=False``: not counted, 0, for a timed call with no time left to build them).
     The engine would also integrate the root box's mass (one QMC integral); here that mass
     only widens ``[0, 1]`` by its error, which :func:`_pieces` clips back to ``[0, 1]``, so
     the mass fields are left at 0 and the result is the same."""
-    root_lo, root_hi = root_box(ens, noise, tol)
-    prep = LeafTables(ens, y, root_lo, root_hi)
+    n_active = n_live = 0  # without ``tables`` (a timed call out of time): not counted
+    if tables:
+        root_lo, root_hi = root_box(ens, noise, tol)
+        prep = LeafTables(ens, y, root_lo, root_hi)
+        n_active, n_live = int(len(prep.active)), int(prep.n_live)
     return EngineResult(
         lower=0.0, upper=1.0, robustness=0.5, gap=1.0, label=ens.classes[y], n_boxes=0,
         n_decided=0, outside_mass=0.0, dropped_mass=0.0, mass_error=0.0, exact=False,
-        converged=False, seconds=0.0, n_active_features=int(len(prep.active)),
-        n_live_trees=int(prep.n_live), pending=None,
+        converged=False, seconds=0.0, n_active_features=n_active, n_live_trees=n_live,
+        pending=None,
     )  # fmt: skip
 
 
@@ -540,7 +544,7 @@ def robustness(
     t_eng = time.perf_counter()
     no_time = max_boxes == 0 if deterministic else t_cert <= 0
     if no_time and not independent and tol < 1:
-        eng = _uncertified(ens, bound, y, tol)  # no time to bound a box: skip the integral
+        eng = _uncertified(ens, bound, y, tol, tables=deterministic)  # no integral, no time
     else:
         eng = exact_robustness(
             ens, bound, x, tol=tol, batch=(256 if deterministic else 64) if independent else 4,
