@@ -22,6 +22,11 @@ read_config_file(Path(workflow.basedir) / "config.yaml")
 configfile: "config.yaml"
 
 
+# Snakemake reads the --configfile overlays itself, keeping the last of a key written twice;
+# reading each again with the project's reader refuses that, naming the file and both lines.
+for overlay in workflow.overwrite_configfiles:
+    read_config_file(overlay)
+
 validate_config(config, Path(workflow.basedir) / "workflow/schemas/config.schema.yaml")
 # `snakemake --report` stops, naming the jobs still to run, when this configuration's results
 # are missing or out of date, instead of reporting whatever files exist.

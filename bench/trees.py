@@ -11,6 +11,9 @@
     sample at that scale, coverage, kernel throughput vs model.predict, small and medium
     models vs plain Monte Carlo, memory: the sections of ``bench/trees_anytime.py``, run
     here with the ``trees.bench.anytime`` settings and printed in the same report.
+(d) The MNIST resize of the experiments (``trees.reproduction.data.resize_images``, summed
+    in one fixed order) vs the chunked BLAS einsum it replaced, on all 70,000 images, side
+    by side in one process (best of 3, alternating); ``--resize-only`` runs this alone.
 
 Settings (seed, sample counts, draws, time limit) come from the ``trees.bench`` config key:
 run standalone, ``python bench/trees.py --out results/bench/trees.md [--configfile OVERLAY ...]``
@@ -194,6 +197,60 @@ def bench_scale(data, args, lines: list[str]) -> None:
     lines.append("")
 
 
+def einsum_resize(images: np.ndarray, size: int, method: str) -> np.ndarray:
+    """The resize before the fixed order: the same weights, each chunk of
+    ``RESIZE_CHUNK`` images one ``np.einsum(..., optimize=True)`` (a BLAS product whose
+    last bits depend on the CPU's OpenBLAS kernel). For timing only."""
+    from reliquant.trees.reproduction.data import RESIZE_CHUNK, adaptive_weights, area_weights
+
+    weights = area_weights if method == "area" else adaptive_weights
+    w_h, w_w = weights(images.shape[1], size), weights(images.shape[2], size)
+    out = np.empty((len(images), size, size))
+    for lo in range(0, len(images), RESIZE_CHUNK):
+        part = np.divide(images[lo : lo + RESIZE_CHUNK], 255.0, dtype=np.float64)
+        out[lo : lo + RESIZE_CHUNK] = np.einsum("ih,nhw,jw->nij", w_h, part, w_w, optimize=True)
+    return np.clip(out, 0.0, 1.0, out=out)
+
+
+def bench_resize(data, lines: list[str], repeats: int = 3) -> None:
+    """(d): seconds to resize every MNIST image (train and test) to each size of the
+    experiments, fixed-order resize vs the chunked einsum, best of ``repeats`` runs
+    alternating between the two; the largest difference between their values."""
+    from reliquant.trees.reproduction.data import resize_images
+
+    images = np.concatenate([data[0], data[2]])
+    lines += [
+        "## (d) MNIST resize: fixed summation order vs BLAS einsum",
+        "",
+        f"All {len(images):,} MNIST images (train and test), best of {repeats}, alternating; "
+        "fixed order: `trees.reproduction.data.resize_images` (each pixel summed along the rows, "
+        "then down the columns, numpy element-wise operations, the same bytes on every machine); "
+        "einsum: the previous chunked `np.einsum(..., optimize=True)` (OpenBLAS, bytes depend on "
+        "the CPU's kernel).",
+        "",
+        "| size | method | fixed order s | einsum s | einsum / fixed | max abs difference |",
+        "|---|---|---|---|---|---|",
+    ]
+    for size in (3, 5, 8, 10):
+        for method in ("area", "adaptive"):
+            best = {"fixed": np.inf, "einsum": np.inf}
+            for _ in range(repeats):
+                for name, fn in (("fixed", resize_images), ("einsum", einsum_resize)):
+                    t0 = time.perf_counter()
+                    result = fn(images, size, method)
+                    best[name] = min(best[name], time.perf_counter() - t0)
+                    if name == "fixed":
+                        fixed = result
+                    else:
+                        diff = float(np.abs(fixed - result).max())
+            print(f"[d] {size}x{size} {method}: {best}", flush=True)
+            lines.append(
+                f"| {size}x{size} | {method} | {best['fixed']:.3f} | {best['einsum']:.3f} "
+                f"| {best['einsum'] / best['fixed']:.2f}x | {diff:.1e} |"
+            )
+    lines.append("")
+
+
 def bench_anytime(data, overrides: dict, root: Path, headline: list) -> list[str]:
     """(c): the anytime sections of ``bench/trees_anytime.py`` (its ``DEFAULTS`` under the
     ``trees.bench.anytime`` settings), headings one level down. The module is found under
@@ -222,6 +279,7 @@ def main(argv: list[str] | None = None, bench: dict | None = None) -> int:
     p.add_argument("--jobs", type=int, default=2, help="threads of the model fits in (b)")
     p.add_argument("--skip-scale", action="store_true")
     p.add_argument("--skip-anytime", action="store_true", help="leave out the sections of (c)")
+    p.add_argument("--resize-only", action="store_true", help="run only the resize section (d)")
     args = p.parse_args(argv)
     if bench is None:
         root = Path(args.root)
@@ -236,13 +294,15 @@ def main(argv: list[str] | None = None, bench: dict | None = None) -> int:
         "",
     ]
     headline: list = []
-    bench_table2(data, args, lines, headline)
-    if not args.skip_scale:
-        bench_scale(data, args, lines)
-    if not args.skip_anytime:
-        lines += bench_anytime(
-            data, getattr(args, "anytime", None) or {}, Path(args.root), headline
-        )
+    if not args.resize_only:
+        bench_table2(data, args, lines, headline)
+        if not args.skip_scale:
+            bench_scale(data, args, lines)
+        if not args.skip_anytime:
+            lines += bench_anytime(
+                data, getattr(args, "anytime", None) or {}, Path(args.root), headline
+            )
+    bench_resize(data, lines)
     rss = peak_rss_mb()
     lines.append(f"Peak resident memory of the whole benchmark process: {rss:.0f} MB.")
     lines += ["", headline_markdown(headline)]

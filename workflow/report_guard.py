@@ -1,8 +1,12 @@
-"""Workflow code (not library): make ``snakemake --report`` refuse missing or stale results.
+"""Workflow code (not library): make ``snakemake --report`` refuse missing or stale results,
+and captions that do not render.
 
 :func:`require_results_for_report` makes ``snakemake --report`` stop, naming what is missing,
 when the results of the selected configuration are missing or out of date, instead of
-building a report from whatever files happen to exist. Only the targets asked for are checked
+building a report from whatever files happen to exist; and naming the file and line, when a
+caption (``workflow/report/*.rst``, reStructuredText) draws a warning or an error from
+docutils (:func:`caption_problems`: an undefined substitution such as ``|w|``, a title
+underline too short), which Snakemake would otherwise print and render as error markup. Only the targets asked for are checked
 (``snakemake --report report.html custom``: your cases alone, under "Your cases", without the
 papers' results). The Snakefile imports it (this folder
 is put on ``sys.path`` there); the library ``reliquant`` stays free of Snakemake imports.
@@ -11,8 +15,12 @@ is put on ``sys.path`` there); the library ``reliquant`` stays free of Snakemake
 from __future__ import annotations
 
 import inspect
+import io
 import os
+import re
 from collections import Counter
+from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 #: How many jobs of each kind (missing, out of date) the message names before it only counts.
@@ -21,6 +29,91 @@ _LISTED_JOBS = 5
 _REASON_CHARS = 160
 #: The rules of the workflow's own cases (config ``custom:``) and their target rule.
 _CUSTOM_RULES = ("custom", "custom_nbc", "custom_trees", "custom_mlm")
+#: The folder of the report's captions (CONTRIBUTING.md: workflow/report/<name>.rst).
+CAPTIONS = Path(__file__).resolve().parent / "report"
+#: docutils' report level for captions: 2 (warnings and worse are problems).
+_CAPTION_LEVEL = 2
+
+
+def caption_problems(path: str | os.PathLike) -> list[str]:
+    """Every warning or error docutils reports on the reStructuredText file ``path``, each as
+    ``"<path>:<line>: <LEVEL>: <message>"``; empty when it renders cleanly.
+
+    Parsed as Snakemake parses a caption (docutils, with its transforms: substitutions,
+    references), at report level 2. An undefined substitution is reported by docutils at its paragraph's
+    first line; the line of its first ``|name|`` is given instead.
+    """
+    from docutils.core import publish_doctree
+
+    text = Path(path).read_text(encoding="utf-8")
+    stream = io.StringIO()
+    publish_doctree(
+        text,
+        source_path=str(path),
+        settings_overrides={
+            "report_level": _CAPTION_LEVEL,
+            "halt_level": 5,  # never stop: collect every message
+            "warning_stream": stream,
+        },
+    )
+    lines = text.splitlines()
+    header = re.compile(rf"^{re.escape(str(path))}:(\d+): \((\w+)/\d\) (.*)$")
+    problems = []
+    for message in stream.getvalue().splitlines():
+        match = header.match(message)
+        if match is None:
+            continue  # a continuation line (the quoted source of the message above)
+        line, level, what = int(match.group(1)), match.group(2), match.group(3)
+        name = re.match(r'Undefined substitution referenced: "(.*)"\.$', what)
+        if name is not None:
+            at = [i for i, t in enumerate(lines, 1) if f"|{name.group(1)}|" in t and i >= line]
+            line = at[0] if at else line
+        problem = f"{path}:{line}: {level}: {what}"
+        if problem not in problems:
+            problems.append(problem)
+    return problems
+
+
+def check_captions(paths: Iterable[str | os.PathLike]) -> None:
+    """Raise ValueError listing every problem of every caption (:func:`caption_problems`),
+    each naming its file and line, with what to do; nothing when all render cleanly."""
+    files = sorted({str(path) for path in paths})
+    problems = [problem for path in files for problem in caption_problems(path)]
+    if problems:
+        raise ValueError(
+            "report captions do not render cleanly (reStructuredText; write a literal | as "
+            "\\| or inside ``double backquotes``):\n  " + "\n  ".join(problems)
+        )
+
+
+def _source_path(source: Any) -> str:
+    """The local path of a Snakemake source file (a caption), or ``source`` as a string."""
+    getter = getattr(source, "get_path_or_uri", None)
+    if getter is None:
+        return str(source)
+    try:
+        return str(getter(secret_free=True))
+    except TypeError:  # a Snakemake whose method takes no argument
+        return str(getter())
+
+
+def report_captions(dag: Any = None) -> list[Path]:
+    """Every caption of the report: each ``.rst`` file of :data:`CAPTIONS`, with those that
+    the outputs of ``dag``'s jobs name (``report(..., caption=...)``) and the workflow's
+    description (``report:`` in the Snakefile) where ``dag`` is given."""
+    paths = set(CAPTIONS.glob("*.rst"))
+    named = [getattr(getattr(dag, "workflow", None), "report_text", None)]
+    for job in getattr(dag, "jobs", []) if dag is not None else []:
+        for output in job.output:
+            report_object = getattr(output, "flags", {}).get("report")
+            named.append(getattr(report_object, "caption", None))
+    for caption in named:
+        if caption is None:
+            continue
+        where = _source_path(caption)
+        if os.path.isfile(where):
+            paths.add(Path(where).resolve())
+    return sorted(paths)
 
 
 def missing_results_message(dag: Any) -> str | None:
@@ -93,6 +186,8 @@ def require_results_for_report(report_module: Any | None = None) -> None:
     shows them. Called from the Snakefile, this wraps ``snakemake.report.auto_report`` (which
     Snakemake imports when, and only when, it creates a report) so that the report first
     checks the DAG it was given and raises a WorkflowError naming the pending jobs.
+    It checks every caption first (:func:`check_captions` over :func:`report_captions`):
+    a caption docutils warns about stops the report, naming the file and line.
     Idempotent; a no-op on a Snakemake without that function (the tests then fail).
     """
     if report_module is None:
@@ -104,6 +199,10 @@ def require_results_for_report(report_module: Any | None = None) -> None:
     def check(dag: Any) -> None:
         from snakemake_interface_common.exceptions import WorkflowError
 
+        try:
+            check_captions(report_captions(dag))
+        except ValueError as err:
+            raise WorkflowError(f"snakemake --report: {err}") from None
         message = missing_results_message(dag)
         if message is not None:
             raise WorkflowError(f"snakemake --report: {message}")

@@ -15,7 +15,11 @@ from reliquant.compare.reproduction.mnist import (  # noqa: E402
     sample_arrays,
     softmax_for_sample,
 )
-from reliquant.compare.reproduction.tables import prediction_schema, score_columns  # noqa: E402
+from reliquant.compare.reproduction.tables import (  # noqa: E402
+    assign_parts,
+    prediction_schema,
+    score_columns,
+)
 from reliquant.core.io import read_frame, read_table, write_frame  # noqa: E402
 from reliquant.core.runlog import start_job  # noqa: E402
 from reliquant.mlm import load_model  # noqa: E402
@@ -42,6 +46,10 @@ frame = cnn_predictions(
     exp=p.exp,
     seed=p.seed,
     batch_rows=snakemake.config["compare"]["speed"]["batch_rows"],
+    n_splits=p.n_splits,
+)
+frame = assign_parts(
+    frame, validation_fraction=snakemake.params.validation_fraction, seed=snakemake.params.seed
 )
 write_frame(frame, snakemake.output[0], prediction_schema(score_columns(frame)))
 log.info(

@@ -14,9 +14,7 @@ from reliquant.core.runlog import start_job
 
 log = start_job(snakemake.log[0], "compare")
 out = snakemake.output
-tables = paper_tables(
-    read_frame(snakemake.input.contrast), snakemake.params.evaluation, snakemake.params.claim
-)
+tables = paper_tables(read_frame(snakemake.input.headline), snakemake.params.evaluation)
 write_frame(tables.comparison, out.comparison, COMPARISON_SCHEMA)
 write_frame(tables.claims, out.claims, CLAIM_SCHEMA)
 write_text(tables.notes, out.notes)

@@ -1,13 +1,18 @@
 """Rule compare_table: a scikit-learn table, discretised, paper 000's NBC, clean and with
 value noise: per-prediction table."""
 
-from reliquant.compare.reproduction.tables import prediction_schema, score_columns
+from reliquant.compare.reproduction.tables import assign_parts, prediction_schema, score_columns
 from reliquant.compare.reproduction.tabular import table_predictions
 from reliquant.core.io import write_frame
 from reliquant.core.runlog import start_job
 
 log = start_job(snakemake.log[0], "compare")
-frame = table_predictions(exp=snakemake.params.exp, seed=snakemake.params.seed)
+frame = table_predictions(
+    exp=snakemake.params.exp, seed=snakemake.params.seed, n_splits=snakemake.params.exp["n_splits"]
+)
+frame = assign_parts(
+    frame, validation_fraction=snakemake.params.validation_fraction, seed=snakemake.params.seed
+)
 write_frame(frame, snakemake.output[0], prediction_schema(score_columns(frame)))
 log.info(
     "accuracy per case: %s", frame.groupby("case", sort=False)["correct"].mean().round(4).to_dict()

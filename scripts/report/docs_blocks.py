@@ -35,8 +35,11 @@ blocks = merge_blocks(
     {"pmnist_pixel_means": Path(inp.pmnist_summary).read_text(encoding="utf-8")},
     compare_blocks(
         read_frame(inp.compare_auarc),
+        read_frame(inp.compare_headline),
+        read_frame(inp.compare_declared),
         read_frame(inp.compare_contrast),
         read_frame(inp.compare_hybrid),
+        read_frame(inp.compare_noise),
     ),
 )
 expected = {Path(p).stem: p for p in snakemake.output}

@@ -1,13 +1,28 @@
-"""The two figures draw a panel per data set and a cell per (score, case)."""
+"""The figures draw a panel per data set, a row per headline comparison and a cell per
+declared comparison."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from reliquant.compare.reproduction.evaluation import auarc_table, curve_table
-from reliquant.compare.reproduction.figures import rank_heatmap, rejection_figure
-from reliquant.compare.reproduction.tables import prediction_frame
+from reliquant.compare.reproduction.evaluation import (
+    curve_table,
+    declared_table,
+    headline_table,
+    split_auarc,
+)
+from reliquant.compare.reproduction.figures import (
+    difference_heatmap,
+    forest_figure,
+    rejection_figure,
+)
+from reliquant.compare.reproduction.tables import assign_parts, prediction_frame
+
+COMPARISONS = {
+    "pima_xgb": {"paper": ["tree_robustness"], "uncertainty": ["margin"]},
+    "table_nbc": {"paper": ["eps_loc"], "uncertainty": ["max_probability"]},
+}
 
 
 def _tables():
@@ -15,14 +30,17 @@ def _tables():
     out = []
     for dataset, scores in (("pima_xgb", ("tree_robustness", "margin")),
                             ("table_nbc", ("eps_loc", "max_probability"))):  # fmt: skip
-        for case, cond in (("clean", "clean"), ("noise", "shifted")):
-            right = rng.random(60) < 0.7
-            out.append(prediction_frame(
-                dataset=dataset, case=case, condition=cond, item=np.arange(60),
-                label=np.ones(60), prediction=np.where(right, 1, 0),
-                scores={s: right + rng.normal(0, 1, 60) for s in scores},
-            ))  # fmt: skip
-    return [pd.concat(out[:2]), pd.concat(out[2:])]
+        parts = []
+        for split in range(3):
+            for case, cond in (("clean", "clean"), ("noise", "shifted")):
+                right = rng.random(60) < 0.7
+                parts.append(prediction_frame(
+                    dataset=dataset, case=case, condition=cond, item=np.arange(60),
+                    label=np.ones(60), prediction=np.where(right, 1, 0), split=split,
+                    scores={s: right + rng.normal(0, 1, 60) for s in scores},
+                ))  # fmt: skip
+        out.append(assign_parts(pd.concat(parts), validation_fraction=0.5, seed=0))
+    return out
 
 
 def test_figures() -> None:
@@ -30,5 +48,9 @@ def test_figures() -> None:
     fig = rejection_figure(curve_table(tables, points=20))
     assert sum(ax.get_visible() for ax in fig.axes) == 2
     assert len(fig.axes[0].lines) == 2
-    heat = rank_heatmap(auarc_table(tables, n_boot=10, confidence=0.9, seed=0))
-    assert len(heat.axes[0].get_xticklabels()) == 4
+    split = split_auarc(tables)
+    heat = difference_heatmap(declared_table(tables, split, COMPARISONS, confidence=0.95))
+    assert len(heat.axes[0].get_xticklabels()) == 4  # 2 data sets x 2 cases
+    assert len(heat.axes[0].get_yticklabels()) == 2  # 2 pairs
+    forest = forest_figure(headline_table(tables, split, COMPARISONS, confidence=0.95))
+    assert len(forest.axes[0].get_yticklabels()) == 4  # 2 data sets x 2 conditions

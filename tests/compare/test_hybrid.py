@@ -47,3 +47,11 @@ def test_errors() -> None:
         fit_hybrid(rq, uq[:10], c)
     with pytest.raises(ValueError, match="uq_val has 1 NaN"):
         fit_hybrid(rq, np.r_[np.nan, uq[1:]], c)
+
+
+def test_c_is_named_with_its_value() -> None:
+    rq, uq, c = synthetic(50, 0)
+    with pytest.raises(TypeError, match=r"C must be a finite number > 0; got '1' \(str\)"):
+        fit_hybrid(rq, uq, c, C="1")
+    with pytest.raises(ValueError, match=r"C must be a finite number > 0; got 0"):
+        fit_hybrid(rq, uq, c, C=0)

@@ -13,6 +13,7 @@ from reliquant.compare.reproduction.mnist import (
     fit_mnist_model,
     mnist_sample,
     sample_arrays,
+    sample_splits,
     sample_table,
     softmax_for_sample,
     tree_mnist_predictions,
@@ -94,15 +95,19 @@ def test_cnn_table_uses_the_stored_softmax_and_the_black_box(sample) -> None:
         return (batch.reshape(len(batch), -1) @ weights).argmax(axis=1)
 
     train = rng.dirichlet(np.ones(10), 500)
-    exp = {"variance": 0.05, "n_draws": 40}
+    exp = {"variances": [0.05, 0.5], "n_draws": 40}
     frame = cnn_predictions(meta, images, rows, train, train.argmax(axis=1), predict, exp=exp,
                             seed=3)  # fmt: skip
     assert frame["prediction"].tolist() == rows["prediction"].tolist()
-    direct = black_box_robustness(
-        predict, images.astype(np.float32) / np.float32(255), 0.05, n_draws=40,
-        seed=block_int_seed(3, "cnn_mc"), labels=rows["prediction"].to_numpy(),
-    )  # fmt: skip
-    assert frame["mc_robustness"].to_numpy() == pytest.approx(direct.estimate)
+    for k, v in enumerate(exp["variances"]):  # one column per variance of the grid
+        direct = black_box_robustness(
+            predict, images.astype(np.float32) / np.float32(255), v, n_draws=40,
+            seed=block_int_seed(block_int_seed(3, "cnn_mc"), k),
+            labels=rows["prediction"].to_numpy(),
+        )  # fmt: skip
+        assert frame[f"mc_robustness@{v:g}"].to_numpy() == pytest.approx(direct.estimate)
+    # more noise, less robust on average
+    assert frame["mc_robustness@0.5"].mean() <= frame["mc_robustness@0.05"].mean()
     assert frame["max_probability"].to_numpy() == pytest.approx(
         rows[[f"p{c}" for c in range(10)]].max(axis=1).to_numpy(), rel=1e-6
     )
@@ -121,14 +126,26 @@ def test_random_forest_table(sample) -> None:
     rng = np.random.default_rng(2)
     train = rng.integers(0, 256, (200, 28, 28), dtype=np.uint8)
     labels = np.arange(200) % 10
-    exp = {"n_train": 150, "variance": 0.05, "n_draws": 10,
+    exp = {"n_train": 150, "variances": [0.05], "n_draws": 10,
            "random_forest": {"n_estimators": 3, "max_depth": 3}}  # fmt: skip
     model, X, y = fit_mnist_model("random_forest", train, labels, exp=exp, seed=1)
     assert X.shape == (150, 784) and X.max() <= 1.0
-    frame = tree_mnist_predictions("random_forest", model, X, y, meta, images, exp=exp, seed=1)
+    frame = tree_mnist_predictions("random_forest", train, labels, meta, images, exp=exp, seed=1)
     proba = model.predict_proba(images.reshape(len(images), -1).astype(np.float32) / 255)
     assert frame["prediction"].tolist() == proba.argmax(axis=1).tolist()
+    # two splits: disjoint test images, each scored by its own model (split 1's: other rows)
+    two = tree_mnist_predictions("random_forest", train, labels, meta, images, exp=exp, seed=1,
+                                 n_splits=2)  # fmt: skip
+    split_of = sample_splits(meta, 2, 1)
+    for s in (0, 1):
+        rows = np.flatnonzero(split_of == s)
+        m, _, _ = fit_mnist_model("random_forest", train, labels, exp=exp, seed=1, split=s)
+        p = m.predict_proba(images[rows].reshape(rows.size, -1).astype(np.float32) / 255)
+        assert two.loc[two["split"] == s, "prediction"].tolist() == p.argmax(axis=1).tolist()
+    a = set(zip(meta["test_index"][split_of == 0], strict=True))
+    b = set(zip(meta["test_index"][split_of == 1], strict=True))
+    assert a and b and not (a & b)
     assert frame["dataset"].unique().tolist() == ["rf_mnist"]
-    assert ((frame["mc_robustness"] >= 0) & (frame["mc_robustness"] <= 1)).all()
+    assert ((frame["mc_robustness@0.05"] >= 0) & (frame["mc_robustness@0.05"] <= 1)).all()
     with pytest.raises(ValueError, match="model kind"):
         fit_mnist_model("svm", train, labels, exp=exp, seed=1)

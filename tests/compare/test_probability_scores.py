@@ -84,6 +84,8 @@ def test_bad_input(proba) -> None:
         log_ratio(np.empty((0, 3)))
     with pytest.raises(ValueError, match="second-largest probability is 0"):
         log_ratio(proba, floor=None)
-    with pytest.raises(ValueError, match="floor must be in"):
+    with pytest.raises(ValueError, match="floor must be a finite number > 0 and <= 0.25; got 0.0"):
         log_ratio(proba, floor=0.0)
     assert check_probabilities(proba * 1.01, sum_tol=0.02).shape == proba.shape
+    with pytest.raises(ValueError, match=r"sum_tol must be a finite number >= 0; got nan"):
+        check_probabilities(proba * 1.5, sum_tol=np.nan)

@@ -134,6 +134,102 @@ def test_black_box_on_the_mlm_cnn_images() -> None:
     np.testing.assert_array_equal(res.n_agree, again.n_agree)
 
 
+def monte_carlo_in_model_order(model, frame: pd.DataFrame, variance, n: int = 20_000):
+    """Independent Monte Carlo of R(x) = P(predict(x') = predict(x)), x' ~ N(x, diag(variance)),
+    through the model's own predict on DataFrames in its training column order; returns the
+    Clopper-Pearson interval at 0.999 per row."""
+    names = list(model.feature_names_in_)
+    x = frame[names].to_numpy(dtype=np.float64)
+    sd = np.sqrt(np.broadcast_to(np.asarray(variance, dtype=np.float64), (len(names),)))
+    rng = np.random.default_rng(12345)
+    agree = []
+    for row in x:
+        noisy = pd.DataFrame(row + rng.standard_normal((n, len(names))) * sd, columns=names)
+        clean = model.predict(pd.DataFrame(row[None], columns=names))[0]
+        agree.append(int((model.predict(noisy) == clean).sum()))
+    return clopper_pearson_interval(np.array(agree), n, 0.999)
+
+
+def test_tree_robustness_matches_dataframe_columns_by_name() -> None:
+    """Iris rows with their columns reversed were read by position (robustness about 1 for
+    every row); they must give the result of the rows in the model's order, and both the
+    result of an independent Monte Carlo through the model's predict."""
+    X, y = load_iris(return_X_y=True, as_frame=True)
+    rf = RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0).fit(X, y)
+    rows = X.iloc[[0, 60, 120]]
+    det = {"max_boxes": 100_000, "max_draws": 20_000}
+    ordered = tree_robustness(rf, rows, Gaussian(0.5), seed=0, **det)
+    reversed_ = tree_robustness(rf, rows[rows.columns[::-1]], Gaussian(0.5), seed=0, **det)
+    np.testing.assert_array_equal(reversed_, ordered)
+    lo, hi = monte_carlo_in_model_order(rf, rows, 0.5)
+    assert ordered.min() < 0.9  # not a trivial all-robust case
+    assert ((lo <= ordered) & (ordered <= hi)).all(), (ordered, lo, hi)
+    with pytest.raises(ValueError, match="features are matched by name"):
+        tree_robustness(rf, rows.rename(columns=str.upper), Gaussian(0.5), seed=0, **det)
+
+
+def test_tree_robustness_xgboost_per_feature_variances_follow_the_columns() -> None:
+    xgb = pytest.importorskip("xgboost")
+    X, y = load_iris(return_X_y=True, as_frame=True)
+    model = xgb.XGBClassifier(n_estimators=6, max_depth=2, random_state=0).fit(X, y)
+    rows = X.iloc[[0, 50, 70, 100, 120, 140]]
+    variance = np.array([0.05, 0.02, 0.3, 0.1])  # in the model's (= rows') column order
+    det = {"max_boxes": 100_000, "max_draws": 20_000}
+    ordered = tree_robustness(model, rows, Gaussian(variance), seed=0, **det)
+    flipped = rows[rows.columns[::-1]]
+    named = pd.Series(variance, index=rows.columns)  # by name: matched like the columns
+    got = tree_robustness(model, flipped, Gaussian(named[::-1]), seed=0, **det)
+    np.testing.assert_array_equal(got, ordered)
+    with pytest.raises(ValueError, match="not clear which feature each entry belongs to"):
+        tree_robustness(model, flipped, Gaussian(variance[::-1]), seed=0, **det)  # plain
+    lo, hi = monte_carlo_in_model_order(model, rows, variance)
+    assert ordered.min() < 0.9
+    assert ((lo <= ordered) & (ordered <= hi)).all(), (ordered, lo, hi)
+
+
+def test_black_box_refuses_labels_that_never_equal_the_predictions(forest) -> None:
+    """String labels '0', '1', '2' against integer predictions counted every draw as a change
+    (robustness 0.0 for every row); they are refused naming both types."""
+    rf, X = forest
+    right = black_box_robustness(rf.predict, X, VARIANCE, n_draws=300, seed=2)
+    assert right.estimate.min() > 0
+    given = black_box_robustness(
+        rf.predict, X, VARIANCE, n_draws=300, seed=2, labels=rf.predict(X).tolist()
+    )
+    np.testing.assert_array_equal(given.n_agree, right.n_agree)
+    as_strings = rf.predict(X).astype(int).astype(str)
+    with pytest.raises(ValueError, match=r"labels hold strings \(dtype <U\d+\) but predict "
+                                         r"returns numbers \(dtype int64\)"):  # fmt: skip
+        black_box_robustness(rf.predict, X, VARIANCE, n_draws=300, labels=as_strings)
+    with pytest.raises(ValueError, match=r"not among the model's classes_ \[0, 1, 2\], e.g. 7"):
+        black_box_robustness(rf.predict, X, VARIANCE, n_draws=300, labels=np.full(len(X), 7))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"batch_rows": 2.5}, TypeError, r"batch_rows must be an integer >= 1; got 2.5 \(float\)"),
+        ({"batch_rows": np.nan}, TypeError, r"batch_rows must be an integer >= 1; got nan"),
+        ({"confidence": "0.95"}, TypeError, r"confidence must be a finite number > 0 and < 1"),
+        ({"seed": None}, TypeError, r"seed must be an integer >= 0; got None \(NoneType\)"),
+        ({"seed": 1.5}, TypeError, r"seed must be an integer >= 0; got 1.5 \(float\)"),
+        ({"n_draws": 0}, ValueError, r"n_draws must be an integer >= 1; got 0"),
+    ],
+)
+def test_black_box_arguments_are_named(forest, kwargs, error, message) -> None:
+    rf, X = forest
+    with pytest.raises(error, match=message):
+        black_box_robustness(rf.predict, X, VARIANCE, **{"n_draws": 10, **kwargs})
+
+
+def test_tree_robustness_arguments_are_named(forest) -> None:
+    rf, X = forest
+    with pytest.raises(TypeError, match=r"seed must be an integer >= 0; got None"):
+        tree_robustness(rf, X, Gaussian(VARIANCE), seed=None)
+    with pytest.raises(TypeError, match=r"time_budget must be a finite number > 0; got '1'"):
+        tree_robustness(rf, X, Gaussian(VARIANCE), time_budget="1")
+
+
 def test_tree_robustness_scores_each_row_once_within_its_budget(monkeypatch) -> None:
     """Rows whose certification used the whole budget used to be rerun silently with four
     times the budget (``seconds`` showing the last attempt only): now each row is one call,

@@ -3,6 +3,7 @@ can get wrong refused before any job, naming the key (issue 22)."""
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from workflow_helpers import copy_repo, snakemake
 
@@ -164,6 +165,72 @@ def test_nan_and_infinities_are_refused_naming_the_key(tmp_path, text, line):
     assert message.count(key) == 1, message  # once, not again as a schema violation
 
 
+def _seed_keys(node, keys=()):
+    """Every key path of ``node`` whose last key is ``seed`` (list entries included)."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "seed" and isinstance(value, int):
+                yield (*keys, key)
+            yield from _seed_keys(value, (*keys, key))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _seed_keys(value, (*keys, i))
+
+
+def test_every_seed_written_as_a_float_is_refused_naming_it():
+    """JSON schema counts 1000.0 as an integer; the jobs' seeding refuses it ("seed key parts
+    must be int or str; got float"), so every seed of every section (custom cases included)
+    must be refused before any job (issue 35)."""
+    from jsonschema import Draft202012Validator
+
+    assert Draft202012Validator({"type": "integer"}).is_valid(1000.0)  # why the check exists
+    config = load_config(REPO / "config.yaml", [REPO / "tests" / "custom.yaml"])
+    paths = list(_seed_keys(config))
+    assert len(paths) >= 10, paths  # 5 topics, 2 benchmarks, the custom cases
+    for path in paths:
+        changed = load_config(REPO / "config.yaml", [REPO / "tests" / "custom.yaml"])
+        node = changed
+        for key in path[:-1]:
+            node = node[key]
+        value = node["seed"]
+        node["seed"] = float(value)
+        with pytest.raises(ConfigError) as err:
+            validate_config(changed, SCHEMA)
+        if path[0] == "custom":  # a custom case is named by its name
+            key = f"custom[{config['custom'][path[1]]['name']!r}].seed"
+        else:
+            key = ".".join(map(str, path))
+        assert str(err.value).splitlines()[1:] == [
+            f"  {key} = {float(value)!r}: not an integer (write {value}, without a decimal point)"
+        ]
+
+
+def test_integers_stay_integers_and_booleans_are_no_integers(tmp_path):
+    validate_config(_overlay(tmp_path, "compare:\n  seed: 1000\n"), SCHEMA)
+    assert "compare.seed = True" in _refused(tmp_path, "compare:\n  seed: true\n")
+    assert "compare.mnist.n_clean = 240.0: not an integer" in _refused(
+        tmp_path, "compare:\n  mnist:\n    n_clean: 240.0\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        # the amplitude reading's variance (std / snr)^2 overflowed to inf inside the job
+        ("trees:\n  pima:\n    snr: 1.0e-300\n", "trees.pima.snr = 1e-300: 1e-300 is less than"),
+        ("trees:\n  pima:\n    snr: 1.0e+300\n", "trees.pima.snr = 1e+300: 1e+300 is greater than"),
+    ],
+)
+def test_a_signal_to_noise_ratio_out_of_floating_point_is_refused(tmp_path, text, line):
+    from reliquant.trees.reproduction.data import snr_noise_std
+
+    snr = float(text.split("snr: ")[1])
+    with np.errstate(over="ignore", under="ignore"):
+        variance = snr_noise_std(np.array([30.0]), snr, "amplitude") ** 2
+    assert not 0 < variance[0] < np.inf  # what a job would have met
+    assert line in _refused(tmp_path, text)
+
+
 def test_nonfinite_values_walks_every_depth():
     config = {"a": {"b": [1.0, float("nan")], "c": {"d": float("-inf")}}, "e": 2, "f": "nan"}
     assert [k for k, _ in nonfinite_values(config)] == ["a.b.1", "a.c.d"]
@@ -233,6 +300,12 @@ def test_names_outside_their_known_set_are_refused(tmp_path, text, line):
             "mlm.figures.misclustered_examples = [8688, 8688]: [8688, 8688] has non-unique",
         ),
         ("nbc:\n  fit:\n    alphas: [0.1, 0.1]\n", "nbc.fit.alphas = [0.1, 0.1]"),
+        ("compare:\n  table:\n    alphas: [1.0, 1]\n", "compare.table.alphas = [1.0, 1]"),
+        (
+            "custom:\n  - {name: c, kind: nbc, train: t.csv, test: s.csv, target: y, "
+            "alphas: [0.1, 0.1]}\n",
+            "custom['c'].alphas = [0.1, 0.1]: [0.1, 0.1] has non-unique elements",
+        ),
         ("mlm:\n  bench:\n    batch_sizes: [512, 512]\n", "mlm.bench.batch_sizes = [512, 512]"),
     ],
 )
@@ -342,6 +415,11 @@ def repo_copy(tmp_path_factory):
         (
             "mlm:\n  perturbed:\n    clean_partition: brightness\n",
             "mlm.perturbed.clean_partition = 'brightness' must not be a name of pmnist.corruptions",
+        ),
+        # Snakemake reads overlays itself and kept the last of the two silently (issue 35)
+        (
+            "compare:\n  seed: 5\n  seed: 6\n",
+            "bad.yaml: YAML error at line 3, column 3: key 'seed' written twice (first at line 2)",
         ),
     ],
 )

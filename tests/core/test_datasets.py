@@ -13,6 +13,7 @@ from conftest import RAW
 
 from reliquant.core.datasets import (
     MNIST_RAW_FILES,
+    MNIST_TEST_CLASS_COUNTS,
     ChecksumError,
     IdxFormatError,
     iris_table,
@@ -81,6 +82,8 @@ def test_official_mnist_shapes_dtypes_and_counts(raw_dir):
         974,
         1009,
     ]
+    # the constant the configuration's sizes are checked against, before any data is read
+    assert tuple(np.bincount(test_y, minlength=10).tolist()) == MNIST_TEST_CLASS_COUNTS
     assert train_x.max() == 255 and train_x.min() == 0
 
 
@@ -154,7 +157,7 @@ def test_load_mnist_of_the_vendored_files_equals_read_idx(raw_dir):
 def test_manifest_verifies_vendored_files(raw_dir):
     verified = verify_manifest(raw_dir / "checksums.tsv")
     assert set(verified["path"]) == {e.path for e in read_manifest(raw_dir / "checksums.tsv")}
-    assert len(verified) == 5
+    assert len(verified) == 19  # 4 MNIST files, Pima, 14 tabular benchmarks
 
 
 def _copy_raw(raw_dir, tmp_path):

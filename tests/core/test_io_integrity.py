@@ -8,9 +8,11 @@ or returns exactly what was written.
 
 from __future__ import annotations
 
+import io
 import logging
 import os
 import time
+import zipfile
 
 import numpy as np
 import pandas as pd
@@ -24,18 +26,21 @@ from hypothesis import strategies as st
 from reliquant.core.io import (
     DIGEST_KEY,
     DamagedFileError,
-    damaged_parquet_files,
+    damaged_outputs,
     open_parquet,
     read_frame,
     read_table,
     read_table_file,
-    remove_damaged_parquet_files,
+    remove_damaged_outputs,
+    seal_zip,
     table_digest,
     table_file_columns,
     table_file_rows,
+    verify_zip_seal,
     write_frame,
     write_row_groups,
     write_table,
+    zip_seal_problem,
 )
 
 #: A small stats-like table (the pmnist stats hold a string, small ints, floats, a
@@ -203,7 +208,7 @@ def test_a_truncated_file_is_caught_by_every_reader_and_by_the_footer_check(stat
     for read in (read_table, read_frame, open_parquet):
         with pytest.raises(DamagedFileError, match=rf"^{stats_file}: "):
             read(stats_file)
-    assert list(damaged_parquet_files(stats_file.parent)) == [stats_file]
+    assert list(damaged_outputs([stats_file])) == [stats_file]
 
 
 # -------------------------------------------------------------------------------- roundtrip
@@ -259,7 +264,7 @@ def test_a_file_without_a_digest_is_refused_unless_it_is_a_users_table(tmp_path,
         assert table_file_columns(path) == ["a"] and table_file_rows(path) == 2
     # a user's own table: no warning about a record the project never asked them to write
     assert "reliquant.digest" not in caplog.text
-    assert list(damaged_parquet_files(tmp_path)) == [path]
+    assert list(damaged_outputs([path])) == [path]
 
 
 @settings(max_examples=30, deadline=None)
@@ -303,7 +308,7 @@ def test_an_unsupported_type_fails_at_write(tmp_path):
 
 
 # --------------------------------------------------------------- damaged files in a workspace
-def test_damaged_outputs_are_removed_and_intact_ones_kept(tmp_path, caplog):
+def test_only_the_given_outputs_are_checked_and_the_damaged_ones_removed(tmp_path, caplog):
     results = tmp_path / "results"
     (results / "a").mkdir(parents=True)
     good = results / "a" / "good.parquet"
@@ -314,17 +319,63 @@ def test_damaged_outputs_are_removed_and_intact_ones_kept(tmp_path, caplog):
     empty.write_bytes(b"")
     old = results / "old.parquet"
     pd.DataFrame({"a": [1]}).to_parquet(old)
-    temporary = results / "a" / ".good.parquet.x1.parquet"  # a writer's: not an output
-    temporary.write_bytes(b"partial")
+    model = results / "model.pt"
+    model.write_bytes(b"PK not a sealed archive")
+    notes = results / "notes.md"  # a suffix without a check
+    notes.write_text("| a |")
+    export = results / "my_export.parquet"  # a user's: not an output, never passed
+    pd.DataFrame({"a": [1]}).to_parquet(export)
+    outputs = [good, short, empty, old, model, notes, results / "missing.parquet"]
     with caplog.at_level(logging.WARNING, logger="reliquant.io"):
-        removed = remove_damaged_parquet_files(results)
-    assert sorted(removed) == sorted([short, empty, old])
+        removed = remove_damaged_outputs(outputs)
+    assert sorted(removed) == sorted([short, empty, old, model])
     assert "no PAR1" in removed[short] and "no reliquant.digest" in removed[old]
-    assert good.exists() and temporary.exists()
+    assert "not sealed" in removed[model]
+    assert good.exists() and notes.exists() and export.exists()
     assert not short.exists() and not empty.exists() and not old.exists()
     assert f"removed {short}" in caplog.text
-    assert remove_damaged_parquet_files(results) == {}
-    assert remove_damaged_parquet_files(tmp_path / "missing") == {}
+    assert remove_damaged_outputs(outputs) == {}
+
+
+def _zip_bytes(members: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_STORED) as archive:
+        for name, data in members.items():
+            archive.writestr(zipfile.ZipInfo(name, (1980, 1, 1, 0, 0, 0)), data)
+    return buffer.getvalue()
+
+
+def test_a_sealed_zip_reads_as_before_and_any_flipped_bit_is_caught(tmp_path):
+    """seal_zip writes the SHA-256 of the archive's bytes as its comment: zipfile reads the
+    members unchanged, and one flipped bit anywhere (a member's data, a header, the central
+    directory, the seal) or a truncation is reported, naming the file."""
+    rng = np.random.default_rng(0)
+    payload = rng.bytes(300)
+    data = _zip_bytes({"a/data.pkl": b"x" * 50, "a/data/0": payload})
+    sealed = seal_zip(data)
+    assert seal_zip(data) == sealed and sealed[: len(data) - 2] == data[:-2]
+    path = tmp_path / "m.pt"
+    path.write_bytes(sealed)
+    assert zip_seal_problem(path) is None
+    verify_zip_seal(path)
+    with zipfile.ZipFile(path) as archive:
+        assert archive.read("a/data/0") == payload and archive.comment.startswith(b"reliquant")
+    for bit in rng.choice(len(sealed) * 8, 300, replace=False):
+        flipped = bytearray(sealed)
+        flipped[bit // 8] ^= 1 << (bit % 8)
+        path.write_bytes(bytes(flipped))
+        assert zip_seal_problem(path) is not None, bit
+        with pytest.raises(DamagedFileError, match=rf"^{path}: .*delete it"):
+            verify_zip_seal(path)
+    for cut in (0, 1, 30, len(sealed) // 2, len(sealed) - 1):
+        path.write_bytes(sealed[:cut])
+        assert zip_seal_problem(path) is not None, cut
+    path.write_bytes(data)  # written without a seal
+    assert "not sealed" in zip_seal_problem(path)
+    with pytest.raises(ValueError, match="no archive comment"):
+        seal_zip(sealed)
+    with pytest.raises(ValueError, match="zip archive"):
+        seal_zip(b"plain bytes")
 
 
 def test_a_users_parquet_with_an_index_is_read_as_pandas_reads_it(tmp_path):

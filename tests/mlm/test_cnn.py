@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import io
+import os
+import zipfile
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
+from reliquant.core.io import DamagedFileError, file_sha256
 from reliquant.mlm import cnn
 
 RAW = Path(__file__).resolve().parents[2] / "data" / "raw" / "mnist"
@@ -118,8 +122,66 @@ def test_load_model_errors(tmp_path):
     with pytest.raises(FileNotFoundError, match="no CNN weights"):
         cnn.load_model(tmp_path / "missing.pt")
     torch.save({"w": torch.zeros(3)}, tmp_path / "bad.pt")
+    with pytest.raises(DamagedFileError, match=r"bad\.pt: truncated or not sealed"):
+        cnn.load_model(tmp_path / "bad.pt")  # not written by save_model
     with pytest.raises(ValueError, match="MnistCNN"):
-        cnn.load_model(tmp_path / "bad.pt")
+        cnn.load_model(tmp_path / "bad.pt", require_seal=False)
+
+
+def _record_offset(raw: bytes, name: str) -> tuple[int, int]:
+    """Where the bytes of zip record ``name`` start in ``raw``, and their size."""
+    info = zipfile.ZipFile(io.BytesIO(raw)).getinfo(name)
+    header = info.header_offset
+    start = header + 30 + int.from_bytes(raw[header + 26 : header + 28], "little")
+    return start + int.from_bytes(raw[header + 28 : header + 30], "little"), info.file_size
+
+
+def test_one_flipped_bit_in_an_fc1_weight_is_caught_naming_the_file(tmp_path):
+    """The attack on results/mlm/cnn.pt: one bit of one fc1 weight flipped in place and the
+    modification time updated. torch.load alone reads the changed weight without a word;
+    load_model (every workflow read) refuses the file, naming it and saying what to do."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(11)
+        model = cnn.build_cnn()
+    path = tmp_path / "results" / "mlm" / "cnn.pt"
+    cnn.save_model(model, path)
+    raw = bytearray(path.read_bytes())
+    weights = model.fc1.weight.detach().numpy()
+    record = next(
+        info.filename
+        for info in zipfile.ZipFile(path).infolist()
+        if info.file_size == weights.nbytes
+    )
+    start, size = _record_offset(bytes(raw), record)
+    assert bytes(raw[start : start + size]) == weights.tobytes()  # the fc1 weights, found
+    index = int(np.argmin(np.abs(weights.ravel() - 0.0112)))
+    raw[start + 4 * index + 2] ^= 0x10  # a mantissa bit of that float32 (little-endian)
+    path.write_bytes(bytes(raw))
+    os.utime(path)
+    silently = torch.load(path, map_location="cpu", weights_only=True)["fc1.weight"].numpy()
+    changed = np.flatnonzero(silently.ravel() != weights.ravel())
+    assert changed.tolist() == [index]  # the unverified read: one weight differs, no error
+    with pytest.raises(DamagedFileError) as err:
+        cnn.load_model(path)
+    assert str(err.value).startswith(f"{path}: content SHA-256")
+    assert "delete it" in str(err.value) and "snakemake rebuilds it" in str(err.value)
+
+
+def test_a_sealed_model_is_still_a_plain_state_dict(tmp_path):
+    """cnn.pt stays a state dict anyone can torch.load and load_state_dict, and a user can
+    hand it back as mlm.model (load_model_file, checked by its SHA-256, no seal needed)."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(12)
+        model = cnn.build_cnn()
+    path = tmp_path / "cnn.pt"
+    cnn.save_model(model, path)
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    plain = cnn.MnistCNN()
+    plain.load_state_dict(state)
+    for name, tensor in model.state_dict().items():
+        assert torch.equal(plain.state_dict()[name], tensor), name
+    again = cnn.load_model_file(path, file_sha256(path))
+    assert torch.equal(again.fc1.weight, model.fc1.weight)
 
 
 def test_save_model_bytes_do_not_depend_on_the_temporary_name(tmp_path):

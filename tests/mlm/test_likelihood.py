@@ -281,3 +281,17 @@ def test_softmax_is_checked_once_per_array_at_the_entry_point(monkeypatch, with_
         cen.class_centroids(np.full((3, 2), np.nan), np.zeros(3, int))
     with pytest.raises(ValueError, match="labels must lie in 0..1"):
         mat.min_distance_matrix(np.eye(2), np.array([0, 5]), np.eye(2))
+
+
+@pytest.mark.parametrize("sum_tol", [np.nan, -1.0, np.inf, "0.001"])
+def test_sum_tol_itself_is_checked_before_the_rows(sum_tol):
+    """A NaN tolerance compares false with every row's error and switched the simplex check
+    off; -1 was refused with a message about a row's sum. The argument is named instead."""
+    s, y = synthetic(7, 3, n_per=10)
+    unnormalised = s * 1.5  # rows sum to 1.5: refused by any valid tolerance below 0.5
+    error = TypeError if isinstance(sum_tol, str) else ValueError
+    with pytest.raises(error, match=r"sum_tol must be a finite number >= 0; got ") as err:
+        misclassification_likelihood(unnormalised, y, sum_tol=sum_tol)
+    assert "row" not in str(err.value)
+    with pytest.raises(ValueError, match="rows must sum to 1 within sum_tol=0.1"):
+        misclassification_likelihood(unnormalised, y, sum_tol=0.1)

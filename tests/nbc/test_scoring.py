@@ -95,6 +95,25 @@ def test_integer_valued_floats_are_codes_and_fractions_are_not():
     np.testing.assert_array_equal(enc.transform(pd.DataFrame({"a": [2, 1]}))[:, 0], [1, 0])
 
 
+def test_inf_in_a_categorical_nb_table_names_the_column_row_and_value():
+    """inf cast to int64 reads as -2**63: it was refused as "got value -9223372036854775808"."""
+    X, y = _codes(60)
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"])
+    sk = CategoricalNB().fit(frame, y)
+    test = frame.iloc[:5].astype(float)
+    test.loc[3, "c"] = -np.inf
+    with pytest.raises(ValueError, match=r"column 'c' holds -inf at row 3") as err:
+        robustness(sk, test[["d", "c", "b", "a"]])
+    assert "9223372036854775808" not in str(err.value)
+    codes = X[:5].astype(float)
+    codes[1, 2] = np.inf
+    with pytest.raises(ValueError, match=r"got inf at row 1, column 2") as err:
+        robustness(CategoricalNB().fit(X, y), codes)
+    assert "9223372036854775808" not in str(err.value)
+    with pytest.raises(ValueError, match=r"finite integer codes; got inf at row 1, column 2"):
+        fit_nbc(codes, y[:5], 3, [3, 3, 3, 3], 1.0)
+
+
 def test_cv_alpha_takes_a_seed_or_a_generator():
     X, y = _codes()
     grid = [0.1, 1.0, 10.0]

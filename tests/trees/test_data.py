@@ -23,6 +23,7 @@ from reliquant.trees.reproduction.data import (
     iris_noise,
     marginals_at,
     mnist_features,
+    ordered_weighted_sums,
     pima_marginals,
     pima_noise,
     random_correlation,
@@ -299,32 +300,201 @@ def test_iris_noise_passes_centred_and_draws_the_correlation_from_rng():
     np.testing.assert_array_equal(corr, random_correlation(4, 0.1, 0.3, np.random.default_rng(4)))
 
 
-def test_resize_of_uint8_is_the_float_einsum_bit_for_bit():
-    """uint8 images: ``W_h (x / 255) W_w^T`` with ``x / 255`` in float64, bit for bit."""
-    img = np.random.default_rng(4).integers(0, 256, (50, 28, 28)).astype(np.uint8)
-    for size in (3, 5, 8):
-        w = area_weights(28, size)
-        ref = np.clip(
-            np.einsum("ih,nhw,jw->nij", w, img.astype(np.float64) / 255.0, w, optimize=True),
-            0.0,
-            1.0,
-        )
-        out = resize_images(img, size)
-        assert out.flags.c_contiguous  # (n, size, size) row-major: mnist_features is a view
-        assert np.array_equal(out.view(np.int64), ref.view(np.int64))
+def _sequential_resize(image: np.ndarray, w_h: np.ndarray, w_w: np.ndarray) -> np.ndarray:
+    """The documented order written out in Python floats (no numpy arithmetic, no BLAS, no
+    SIMD): ``r[h][j] = sum_w W_w[j][w] x[h][w]`` then ``out[i][j] = sum_h W_h[i][h] r[h][j]``,
+    each sum from 0.0 over every index in ascending order, the zero weights included."""
+    x = [[v / 255.0 for v in row] for row in image.tolist()]
+    wh, ww = w_h.tolist(), w_w.tolist()
+    r = []
+    for row in x:
+        sums = []
+        for weights in ww:
+            acc = 0.0
+            for weight, value in zip(weights, row, strict=True):
+                acc = acc + weight * value
+            sums.append(acc)
+        r.append(sums)
+    out = []
+    for weights in wh:
+        cells = []
+        for j in range(len(ww)):
+            acc = 0.0
+            for weight, sums in zip(weights, r, strict=True):
+                acc = acc + weight * sums[j]
+            cells.append(min(max(acc, 0.0), 1.0))
+        out.append(cells)
+    return np.array(out)
 
 
 @pytest.mark.parametrize("method", RESIZE_METHODS)
-def test_resize_in_steps_is_the_whole_batch_einsum_bit_for_bit(method):
+def test_resize_is_the_documented_sequential_sum_bit_for_bit(method):
+    """Each resized pixel is the sequential sum of the docstring, bit for bit, checked against
+    a per-pixel loop in Python floats that also adds the zero-weight terms; uint8 input and
+    its float ``x / 255`` give the same bytes."""
+    img = np.random.default_rng(4).integers(0, 256, (6, 28, 28)).astype(np.uint8)
+    img[0] = 255  # a full image: sums that round near 1
+    weights = area_weights if method == "area" else adaptive_weights
+    for size in (3, 5, 8, 10, 28):
+        w = weights(28, size)
+        out = resize_images(img, size, method)
+        assert out.flags.c_contiguous  # (n, size, size) row-major: mnist_features is a view
+        expected = np.stack([_sequential_resize(im, w, w) for im in img])
+        assert out.tobytes() == expected.tobytes(), (size, np.abs(out - expected).max())
+        assert resize_images(img / 255.0, size, method).tobytes() == out.tobytes()
+
+
+def test_ordered_weighted_sums_is_the_sequential_sum_and_checks_shapes():
+    rng = np.random.default_rng(12)
+    x = rng.random((9, 4, 3))
+    weights = rng.random((5, 9)) * (rng.random((5, 9)) < 0.6)
+    weights[:, 4] = 0.7  # no row without a non-zero weight
+    out = ordered_weighted_sums(x, weights)
+    expected = np.zeros((5, 4, 3))
+    for j in range(5):
+        for a in range(4):
+            for b in range(3):
+                acc = 0.0
+                for k in range(9):
+                    acc = acc + float(weights[j, k]) * float(x[k, a, b])
+                expected[j, a, b] = acc
+    assert out.tobytes() == expected.tobytes()
+    with pytest.raises(ValueError, match=r"weights of shape \(5, 8\) do not match 9 terms"):
+        ordered_weighted_sums(x, weights[:, :8])
+
+
+@pytest.mark.parametrize("method", RESIZE_METHODS)
+def test_resize_in_steps_is_the_whole_batch_bit_for_bit(method, monkeypatch):
     """:func:`resize_images` works :data:`RESIZE_CHUNK` images at a time: each image's pixels
-    are those of one einsum over the whole batch (as before the steps), bit for bit, for a
-    batch of several steps and a short last one, uint8 and float input."""
+    are the same bytes for any step (1 image, 7, 1,000, the default, the whole batch), for a
+    batch of several default steps and a short last one, uint8 and float input; and within
+    1e-12 of the float64 einsum of the whole batch (an independent product, summed in BLAS's
+    own order)."""
+    import reliquant.trees.reproduction.data as data_module
+
     n = 2 * RESIZE_CHUNK + 37
     img = np.random.default_rng(9).integers(0, 256, (n, 28, 28)).astype(np.uint8)
     weights = area_weights if method == "area" else adaptive_weights
     for size in (3, 10):
         w = weights(28, size)
-        for images, scaled in ((img, img / 255.0), (img / 255.0, img / 255.0)):
-            whole = np.clip(np.einsum("ih,nhw,jw->nij", w, scaled, w, optimize=True), 0.0, 1.0)
-            out = resize_images(images, size, method)
-            assert np.array_equal(out.view(np.int64), whole.view(np.int64))
+        for images in (img, img / 255.0):
+            default = resize_images(images, size, method)
+            einsum = np.einsum("ih,nhw,jw->nij", w, img / 255.0, w)
+            assert np.abs(default - einsum).max() <= 1e-12
+            for chunk in (1, 7, 1000, n):
+                monkeypatch.setattr(data_module, "RESIZE_CHUNK", chunk)
+                part = images[:50] if chunk == 1 else images  # one image a step: slow
+                out = resize_images(part, size, method)
+                assert out.tobytes() == default[: len(part)].tobytes(), (size, chunk)
+            monkeypatch.undo()
+
+
+# The resize in a fresh process under each OpenBLAS kernel and numpy SIMD level: prints the
+# sha256 of the resized bytes, of the float64 einsum (BLAS's order, for the message), the
+# kernel numpy's OpenBLAS reports (threadpoolctl) and the SIMD target of numpy's float64
+# add and multiply loops (numpy >= 2).
+_RESIZE_SCRIPT = """
+import hashlib, json, os
+import numpy as np
+from threadpoolctl import threadpool_info
+from reliquant.trees.reproduction.data import RESIZE_CHUNK, area_weights, resize_images
+img = np.random.default_rng(9).integers(0, 256, (2 * RESIZE_CHUNK + 37, 28, 28)).astype(np.uint8)
+out = {}
+for method in ("area", "adaptive"):
+    for size in (3, 5, 10):
+        resized = resize_images(img, size, method)
+        out[f"{method}{size}"] = hashlib.sha256(resized.tobytes()).hexdigest()
+w = area_weights(28, 10)
+einsum = np.einsum("ih,nhw,jw->nij", w, img / 255.0, w, optimize=True)
+pools = [p for p in threadpool_info() if p["internal_api"] == "openblas"]
+mine = [p for p in pools if "numpy" in p["filepath"]] or pools
+kernels = sorted({p.get("architecture", "?") for p in mine})
+try:
+    from numpy.lib.introspect import opt_func_info
+    info = opt_func_info(func_name="^(add|multiply)$", signature="float64")
+    simd = sorted({loop["current"] for f in info.values() for loop in f.values()})
+except ImportError:  # numpy < 2
+    simd = ["?"]
+print(json.dumps({"digests": out, "einsum": hashlib.sha256(einsum.tobytes()).hexdigest(),
+                  "kernels": kernels, "simd": simd}))
+"""
+
+
+def _cpu_flags() -> set[str]:
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def _numpy_dispatch_targets() -> list[str]:
+    """numpy's dispatched SIMD targets above its baseline (``NPY_DISABLE_CPU_FEATURES`` names)."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_dispatch__
+    except ImportError:  # numpy < 2
+        from numpy.core._multiarray_umath import __cpu_dispatch__
+    return list(__cpu_dispatch__)
+
+
+@pytest.mark.slow
+def test_resize_bytes_are_the_same_under_every_openblas_kernel_and_simd_level():
+    """A machine must not resize MNIST to other bytes than another: the resize runs in fresh
+    processes under several ``OPENBLAS_CORETYPE`` values (only in the child processes; the
+    AVX-512 ones where the CPU has AVX-512) and with numpy's SIMD loops at its baseline
+    (``NPY_DISABLE_CPU_FEATURES``); every process gives the bytes of this one.
+    The float64 einsum of the old resize is printed beside them: it changes with the kernel."""
+    import hashlib
+    import json
+    import os
+    import platform
+    import subprocess
+    import sys
+
+    from threadpoolctl import threadpool_info
+
+    if platform.machine() not in ("x86_64", "AMD64"):
+        pytest.skip("OPENBLAS_CORETYPE names x86-64 kernels")
+    if not any(pool["internal_api"] == "openblas" for pool in threadpool_info()):
+        pytest.skip("numpy does not use OpenBLAS here")
+    coretypes = ["Prescott", "Nehalem", "Sandybridge", "Haswell", "Zen"]
+    if "avx512f" in _cpu_flags():
+        coretypes += ["SkylakeX", "Cooperlake", "SapphireRapids"]
+    runs = {f"OPENBLAS_CORETYPE={c}": {"OPENBLAS_CORETYPE": c} for c in coretypes}
+    dispatch = _numpy_dispatch_targets()
+    if dispatch:  # numpy's element-wise loops at its baseline (SSE) instead of AVX2/AVX-512
+        runs["NPY_DISABLE_CPU_FEATURES=<all>"] = {"NPY_DISABLE_CPU_FEATURES": " ".join(dispatch)}
+    procs = {
+        name: subprocess.Popen(
+            [sys.executable, "-c", _RESIZE_SCRIPT],
+            env={**os.environ, **extra},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name, extra in runs.items()
+    }
+    got = {}
+    for name, proc in procs.items():
+        stdout, stderr = proc.communicate(timeout=300)
+        assert proc.returncode == 0, f"{name}: {stderr[-2000:]}"
+        got[name] = json.loads(stdout.strip().splitlines()[-1])
+    img = np.random.default_rng(9).integers(0, 256, (2 * RESIZE_CHUNK + 37, 28, 28))
+    img = img.astype(np.uint8)
+    here = {
+        f"{method}{size}": hashlib.sha256(resize_images(img, size, method).tobytes()).hexdigest()
+        for method in RESIZE_METHODS
+        for size in (3, 5, 10)
+    }
+    report = "\n".join(
+        f"{name}: OpenBLAS kernel {g['kernels']}, numpy SIMD {g['simd']}, resize "
+        f"{'same' if g['digests'] == here else 'DIFFERENT'}, float64 einsum {g['einsum'][:12]}"
+        for name, g in got.items()
+    )
+    kernels = {tuple(g["kernels"]) for g in got.values()}
+    if len(kernels) < 2:
+        pytest.skip(f"the installed OpenBLAS ignores OPENBLAS_CORETYPE:\n{report}")
+    assert all(g["digests"] == here for g in got.values()), report

@@ -27,6 +27,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from docutils.core import publish_parts
 from workflow_helpers import REPO, copy_repo, snakemake
 
 from reliquant.core import report as R
@@ -267,6 +268,89 @@ def test_guard_is_installed_on_this_snakemake():
     source = inspect.getsource(snakemake.workflow.Workflow.create_report)
     assert "from snakemake.report import auto_report" in source
     assert callable(snakemake.report.auto_report)
+
+
+# ---------------------------------------------------------------- captions (reStructuredText)
+@pytest.mark.parametrize("caption", sorted(p.name for p in G.CAPTIONS.glob("*.rst")))
+def test_every_caption_renders_without_a_docutils_warning(caption):
+    """Every workflow/report/*.rst as Snakemake renders it: no warning and no error (an
+    undefined |substitution| would show as error markup in report.html)."""
+    path = G.CAPTIONS / caption
+    assert G.caption_problems(path) == []
+    html_body = publish_parts(
+        path.read_text(), writer="html", settings_overrides={"report_level": 5}
+    )["body"]
+    assert "system-message" not in html_body and "problematic" not in html_body
+
+
+def test_every_caption_the_rules_name_is_checked():
+    """The captions named in the rules (topic_report(path, "<stem>", ...)) all lie in the
+    folder the guard checks."""
+    named = set()
+    for rules in (REPO / "workflow" / "rules").glob("*.smk"):
+        named |= set(re.findall(r'_report\(\s*"[^"]*",\s*"(\w+)"', rules.read_text()))
+    checked = {path.stem for path in G.report_captions()}
+    assert named and named <= checked, named - checked
+    assert "compare_hybrid" in named and "workflow" in checked
+
+
+def test_a_caption_with_an_undefined_substitution_is_refused_naming_file_and_line(tmp_path):
+    good = tmp_path / "good.rst"
+    good.write_text("A ratio ``|a| / |b|`` written as a literal, and \\|c\\| escaped.\n")
+    bad = tmp_path / "bad.rst"
+    bad.write_text("First line of the caption,\nthen a ratio |w| / (|w| + |v|)\nand more.\n")
+    assert G.caption_problems(good) == []
+    problems = G.caption_problems(bad)
+    assert problems == [
+        f'{bad}:2: ERROR: Undefined substitution referenced: "w".',
+        f'{bad}:2: ERROR: Undefined substitution referenced: "v".',
+    ]
+    with pytest.raises(ValueError, match=rf"(?s)do not render cleanly.*{re.escape(str(bad))}:2:"):
+        G.check_captions([good, bad])
+    short = tmp_path / "short.rst"
+    short.write_text("A title\n=====\n\ntext\n")  # underline shorter than its title: a warning
+    assert G.caption_problems(short) == [f"{short}:2: WARNING: Title underline too short."]
+    G.check_captions([good])
+
+
+def test_the_report_guard_refuses_a_bad_caption_before_building(tmp_path):
+    """A caption named by a report() output of the DAG is checked when the report is built:
+    the guard raises (file and line named) before Snakemake's auto_report runs."""
+    from snakemake_interface_common.exceptions import WorkflowError
+
+    bad = tmp_path / "mine.rst"
+    bad.write_text("Robustness |R| of each sample.\n")
+    calls = []
+
+    async def auto_report(dag, *args):
+        calls.append(args)
+
+    module = SimpleNamespace(auto_report=auto_report)
+    G.require_results_for_report(module)
+    output = SimpleNamespace(flags={"report": SimpleNamespace(caption=str(bad))})
+    dag = FakeDag([])
+    dag.jobs = [SimpleNamespace(rule=SimpleNamespace(name="x"), output=[output])]
+    with pytest.raises(WorkflowError, match=rf'{re.escape(str(bad))}:1: ERROR: .*"R"'):
+        asyncio.run(module.auto_report(dag, "plugin"))
+    assert calls == []
+    dag.jobs = []
+    asyncio.run(module.auto_report(dag, "plugin"))
+    assert calls == [("plugin",)]
+
+
+@pytest.mark.slow
+def test_report_with_a_broken_caption_fails_naming_it(tmp_path):
+    """`snakemake --report` with a caption that docutils reports: the error names the
+    caption's file and line, and no report is written."""
+    work = copy_repo(tmp_path / "caption")
+    caption = work / "workflow" / "report" / "nbc_auc.rst"
+    caption.write_text(caption.read_text() + "\nThe ratio |eps| of each cell.\n")
+    line = len(caption.read_text().splitlines())
+    proc = snakemake(work, "--report", "report.html", *SMOKE, check=False, timeout=600)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0, out[-3000:]
+    assert f"nbc_auc.rst:{line}: ERROR: Undefined substitution" in out, out[-3000:]
+    assert not (work / "report.html").exists()
 
 
 @pytest.mark.slow

@@ -51,6 +51,15 @@ def test_full_dag_dry_run(config):
     assert jobs.get("all") == 1
     for topic in ("data_mnist", "nbc_cell", "mlm_train", "pmnist_generate"):
         assert topic in jobs, f"{topic} missing from the DAG: {sorted(jobs)}"
+    # the log-ratio protocol and the benchmark tables are named targets only
+    assert not {"compare_logratio_protocol", "data_benchmark"} & set(jobs), jobs
+
+
+def test_protocol_target_plans_the_protocol_on_each_configured_table():
+    proc = snakemake(REPO, "-n", "--forceall", "compare_protocol")
+    jobs = planned_jobs(proc.stdout + proc.stderr)
+    assert jobs.get("compare_logratio_protocol") == 2, jobs
+    assert jobs.get("data_benchmark") == 2 and jobs.get("compare_logratio_protocol_table") == 1
 
 
 def test_slurm_profile_dry_run():
@@ -149,6 +158,8 @@ def _bad_config(tmp_path, dotted: str, value) -> str:
         ("mlm.train.epochs", 0),
         ("pmnist.seed", "abc"),
         ("trees.seed", -1),
+        ("data.benchmarks", ["Robot"]),
+        ("compare.logratio_protocol.n_splits", 1),
     ],
 )
 def test_bad_config_fails_before_any_job_naming_the_key(tmp_path, dotted, value):
@@ -176,6 +187,29 @@ def test_inconsistent_keys_fail_before_any_job(tmp_path, changes, message):
     overlay = tmp_path / "overlay.yaml"
     overlay.write_text(yaml.safe_dump({"nbc": changes}))
     proc = snakemake(REPO, "-n", "--configfile", str(overlay), check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode != 0
+    assert message in out, out[-2000:]
+    assert "Job stats" not in out
+
+
+@pytest.mark.parametrize(
+    ("overlay", "message"),
+    [
+        (
+            {"compare": {"logratio_protocol": {"datasets": ["robot", "wine"]}}},
+            "compare.logratio_protocol.datasets: ['wine'] are not in data.benchmarks",
+        ),
+        (
+            {"data": {"benchmarks": ["robot", "students", "iris"]}},
+            "data.benchmarks: ['benchmarks/iris.csv.gz'] not in the manifest",
+        ),
+    ],
+)
+def test_benchmark_names_are_checked_before_any_job(tmp_path, overlay, message):
+    path = tmp_path / "overlay.yaml"
+    path.write_text(yaml.safe_dump(overlay))
+    proc = snakemake(REPO, "-n", "--configfile", str(path), check=False)
     out = proc.stdout + proc.stderr
     assert proc.returncode != 0
     assert message in out, out[-2000:]

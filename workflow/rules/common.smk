@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from reliquant.core.codedigest import library_digest
-from reliquant.core.io import remove_damaged_parquet_files
+from reliquant.core.io import remove_damaged_outputs
 
 ENV_CORE = "../../envs/core.yaml"
 ENV_TORCH = "../../envs/torch.yaml"
@@ -20,15 +20,43 @@ TOPICS = ["data", "nbc", "trees", "pmnist", "mlm", "compare", "custom", "report"
 #: Topics whose <topic>_paper job sets their paper's numbers beside ours.
 PAPER_TOPICS = ["nbc", "trees", "mlm"]
 
-# A parquet output that no reader would accept (truncated, a footer that does not parse, no
-# or a garbled digest record: reliquant.core.io, "Integrity of parquet intermediates") is
-# deleted before Snakemake plans, so its job runs again instead of failing on it forever.
-# Footers only (about 0.2 ms a file). Dry runs too: Snakemake picks its dry-run
-# executor after parsing, and the plan then shows the rebuild. Only the main process checks
-# (a cluster job parses this file again while other jobs run).
-if workflow.is_main_process:
-    for _path, _why in remove_damaged_parquet_files("results").items():
-        print(f"reliquant: removed {_path} ({_why}); its job runs again", file=sys.stderr)
+
+def rebuild_damaged_outputs():
+    """Delete the damaged outputs of this run's jobs that are not planned to run; plan again.
+
+    A file the workflow wrote that its reader would refuse (a parquet file truncated, or with a
+    footer or digest record that does not parse or match; a model whose seal does not match
+    its bytes: reliquant.core.io) is rebuilt instead of read. Called when a real run starts
+    (the onstart handler below: never in a dry run, --summary or --report; skipped by
+    --touch), on the outputs of the jobs of this run's DAG that are not planned to run (the
+    others rewrite theirs anyway); footers and seals only (about 0.2 ms a parquet file, 1 ms
+    a MB of model). A damaged one is deleted and the DAG is planned again, so its job and the
+    jobs after it run. Nothing else is checked or removed: a file under results/ that no job
+    of this run writes (a user's table, a custom case's input) is never touched. A damaged
+    output that no job of this run reads or writes stays until one does (reading it raises
+    an error naming it); snakemake --forcerun <file> rebuilds it at once.
+    Returns {deleted path: why}.
+    """
+    if workflow.touch:
+        return {}
+    dag = workflow.dag
+    kept = [job for job in dag.jobs if not dag.needrun(job)]
+    removed = remove_damaged_outputs(sorted({str(f) for job in kept for f in job.output}))
+    for path, why in removed.items():
+        print(f"reliquant: removed {path} ({why}); its job runs again", file=sys.stderr)
+    if removed:
+        replanned = dag.postprocess()
+        if hasattr(replanned, "__await__"):  # a coroutine since Snakemake 8.x
+            workflow.async_run(replanned)
+        print(
+            f"reliquant: {sum(1 for _ in dag.needrun_jobs())} jobs to run after the rebuild",
+            file=sys.stderr,
+        )
+    return removed
+
+
+onstart:
+    rebuild_damaged_outputs()
 
 
 def library_root():

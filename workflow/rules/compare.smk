@@ -1,8 +1,10 @@
 # compare: which reliability score should a user trust? (issue 23; docs/compare.md)
-# Every score of every paper on the same predictions, clean and under shift:
-# per data set one per-prediction table (MNIST subsample -> CNN, random forest, XGBoost; Pima;
-# the NBC paper's synthetic cells; a scikit-learn table) -> AU-ARC with bootstrap intervals,
-# the best robustness against the best uncertainty score, the hybrid -> figures and the claim.
+# Every score of every paper on the same predictions, clean and under shift, over independent
+# splits: per data set one per-prediction table (one row per split and prediction; MNIST
+# subsample -> CNN, random forest, XGBoost; Pima; every training set of the NBC paper's
+# synthetic cells; a scikit-learn table) -> AU-ARC per split, the declared comparisons (mean
+# paired difference over splits, t-interval, Holm), paper 000's rule, the headline against a
+# comparator picked on validation parts, the hybrid over splits -> figures and the claim.
 # Resources (threads, mem_mb, runtime in minutes): measured benchmarks/ peaks x 1.5 + 500 MB
 # and wall times x 3, at least 1000 MB and 5 minutes (CONTRIBUTING.md, Resources).
 
@@ -15,8 +17,9 @@ COMPARE_CODE = code_digest("compare", "mlm", "nbc", "trees")
 compare_report = topic_report("Beyond the papers")
 # Corruptions of the MNIST cases: compare.mnist.corruptions, else every mlm partition.
 COMPARE_CORRUPTIONS = mnist_corruptions(COMPARE, MLM_CORRUPTIONS)
-# The MNIST corruptions scored by mlm, and NBC cells of the nbc grid (checked before any job).
-check_settings(COMPARE, MLM_CORRUPTIONS, config["nbc"])
+# The MNIST corruptions scored by mlm, NBC cells of the nbc grid, and sizes the data holds
+# (MNIST test images, the table's rows), checked before any job.
+check_settings(COMPARE, MLM_CORRUPTIONS, config["nbc"], images_per_class=PMNIST["images_per_class"])
 COMPARE_CLEAN = MLM["perturbed"]["clean_partition"]
 COMPARE_MNIST = COMPARE["mnist"]
 # Per-data-set settings of the MNIST tree models (their kind -> data set key).
@@ -35,13 +38,19 @@ COMPARE_TARGETS = COMPARE_PREDICTIONS + [
     "results/compare/auarc.parquet",
     "results/compare/auarc.md",
     "results/compare/contrast.parquet",
+    "results/compare/declared.parquet",
+    "results/compare/headline.parquet",
     "results/compare/hybrid.parquet",
     "results/compare/hybrid.md",
     "results/compare/paper_comparison.parquet",
     "results/compare/paper_claims.parquet",
     f"{COMPARE_FIGS}/rejection_curves.png",
     f"{COMPARE_FIGS}/rejection_curves.pdf",
-    f"{COMPARE_FIGS}/rank_heatmap.png",
+    f"{COMPARE_FIGS}/difference_heatmap.png",
+    f"{COMPARE_FIGS}/forest.png",
+    f"{COMPARE_FIGS}/forest.pdf",
+    f"{COMPARE_FIGS}/noise_scale.png",
+    "results/compare/noise.parquet",
 ]
 
 
@@ -85,8 +94,10 @@ rule compare_cnn:
         "results/compare/predictions/cnn_mnist.parquet",
     params:
         code=COMPARE_CODE,
-        exp={k: COMPARE_MNIST[k] for k in ("variance", "n_draws")},
+        exp={k: COMPARE_MNIST[k] for k in ("variances", "n_draws")},
         seed=COMPARE["seed"],
+        n_splits=COMPARE_MNIST["n_splits"],
+        validation_fraction=COMPARE["evaluation"]["validation_fraction"],
         device=config["mlm"]["device"],
     log:
         "logs/compare/cnn.log",
@@ -118,12 +129,14 @@ rule compare_trees_mnist:
         code=COMPARE_CODE,
         kind=lambda wc: COMPARE_TREE_KINDS[wc.compare_tree],
         exp=lambda wc: {
-            **{k: COMPARE_MNIST[k] for k in ("variance", "n_draws", "n_train")},
+            **{k: COMPARE_MNIST[k] for k in ("variances", "n_draws", "n_train")},
             COMPARE_TREE_KINDS[wc.compare_tree]: COMPARE_MNIST[
                 COMPARE_TREE_KINDS[wc.compare_tree]
             ],
         },
         seed=COMPARE["seed"],
+        n_splits=COMPARE_MNIST["n_splits"],
+        validation_fraction=COMPARE["evaluation"]["validation_fraction"],
     log:
         "logs/compare/trees_{compare_tree}.log",
     benchmark:
@@ -152,6 +165,7 @@ rule compare_pima:
         code=COMPARE_CODE,
         exp=COMPARE["pima"],
         seed=COMPARE["seed"],
+        validation_fraction=COMPARE["evaluation"]["validation_fraction"],
     log:
         "logs/compare/pima.log",
     benchmark:
@@ -177,6 +191,8 @@ rule compare_nbc:
     params:
         code=COMPARE_CODE,
         exp=COMPARE["nbc"],
+        seed=COMPARE["seed"],
+        validation_fraction=COMPARE["evaluation"]["validation_fraction"],
     log:
         "logs/compare/nbc.log",
     benchmark:
@@ -198,6 +214,7 @@ rule compare_table:
         code=COMPARE_CODE,
         exp=COMPARE["table"],
         seed=COMPARE["seed"],
+        validation_fraction=COMPARE["evaluation"]["validation_fraction"],
     log:
         "logs/compare/table.log",
     benchmark:
@@ -222,23 +239,27 @@ rule compare_evaluate:
             "results/compare/auarc.html",
             "compare_auarc",
             "Scores",
-            name="AU-ARC of every score per data set and case, with bootstrap intervals",
+            name="AU-ARC of every score per data set and case, mean over splits, and the declared comparisons",
         ),
         contrast="results/compare/contrast.parquet",
+        declared="results/compare/declared.parquet",
+        headline="results/compare/headline.parquet",
         hybrid="results/compare/hybrid.parquet",
         hybrid_md="results/compare/hybrid.md",
         hybrid_html=compare_report(
             "results/compare/hybrid.html",
             "compare_hybrid",
             "Hybrid",
-            name="Hybrid of robustness and uncertainty: weights per data set",
+            name="Hybrid of robustness and uncertainty over splits: gain and importance",
         ),
         curves="results/compare/curves.parquet",
+        noise="results/compare/noise.parquet",
     params:
         code=COMPARE_CODE,
         evaluation=COMPARE["evaluation"],
-        claim=COMPARE["claim"],
-        seed=COMPARE["seed"],
+        comparisons=COMPARE["comparisons"],
+        # paper 000's rule with the nbc topic's threshold, so the two topics cannot disagree
+        z=config["nbc"]["paper"]["z"],
     log:
         "logs/compare/evaluate.log",
     benchmark:
@@ -256,8 +277,10 @@ rule compare_evaluate:
 
 rule compare_figures:
     input:
-        auarc="results/compare/auarc.parquet",
         curves="results/compare/curves.parquet",
+        noise="results/compare/noise.parquet",
+        declared="results/compare/declared.parquet",
+        headline="results/compare/headline.parquet",
     output:
         curves_png=compare_report(
             f"{COMPARE_FIGS}/rejection_curves.png",
@@ -267,10 +290,23 @@ rule compare_figures:
         ),
         curves_pdf=f"{COMPARE_FIGS}/rejection_curves.pdf",
         heatmap=compare_report(
-            f"{COMPARE_FIGS}/rank_heatmap.png",
-            "compare_rank_heatmap",
+            f"{COMPARE_FIGS}/difference_heatmap.png",
+            "compare_difference_heatmap",
             "Scores",
-            name="Rank of every score's AU-ARC across data sets and cases",
+            name="Every paper score minus every uncertainty score: mean over splits, Holm",
+        ),
+        forest_png=compare_report(
+            f"{COMPARE_FIGS}/forest.png",
+            "compare_forest",
+            "Claim",
+            name="Paper score minus comparator per data set and condition, t-intervals",
+        ),
+        forest_pdf=f"{COMPARE_FIGS}/forest.pdf",
+        noise=compare_report(
+            f"{COMPARE_FIGS}/noise_scale.png",
+            "compare_noise_scale",
+            "Scores",
+            name="AU-ARC of the Monte Carlo robustness against its noise scale",
         ),
     params:
         code=COMPARE_CODE,
@@ -290,7 +326,7 @@ rule compare_figures:
 
 rule compare_paper:
     input:
-        contrast="results/compare/contrast.parquet",
+        headline="results/compare/headline.parquet",
     output:
         comparison="results/compare/paper_comparison.parquet",
         claims="results/compare/paper_claims.parquet",
@@ -305,7 +341,6 @@ rule compare_paper:
     params:
         code=COMPARE_CODE,
         evaluation=COMPARE["evaluation"],
-        claim=COMPARE["claim"],
     log:
         "logs/compare/paper.log",
     benchmark:
@@ -318,3 +353,84 @@ rule compare_paper:
         ENV_CORE
     script:
         "../../scripts/compare/compare_paper.py"
+
+
+# ---- The log-ratio follow-up's own protocol (not in the default run) ---------------------
+# Lassance & De Bock (arXiv 2603.23318): on their benchmark tables (data.benchmarks), 15
+# splits at test size 0.7, GradientBoosting / RandomForest / XGBoost tuned by grid search,
+# the log-ratio's AU-ARC per model (reliquant.compare.reproduction.logratio_protocol).
+# A named target: `snakemake --cores 2 compare_protocol`; it writes the table, its markdown
+# and the generated block compare_protocol_timings of docs/compare.md (a run's table and
+# runtime, kept by `python -m reliquant.core.docs sync` when a run did not make it).
+COMPARE_PROTOCOL = COMPARE["logratio_protocol"]
+COMPARE_PROTOCOL_UNKNOWN = sorted(set(COMPARE_PROTOCOL["datasets"]) - set(DATA_BENCHMARKS))
+if COMPARE_PROTOCOL_UNKNOWN:
+    raise ValueError(
+        f"config compare.logratio_protocol.datasets: {COMPARE_PROTOCOL_UNKNOWN} are not in "
+        f"data.benchmarks {DATA_BENCHMARKS}"
+    )
+COMPARE_PROTOCOL_TABLES = expand(
+    "results/compare/protocol/{d}.parquet", d=COMPARE_PROTOCOL["datasets"]
+)
+# each table's timings (seconds per row) beside it: a timing is no result, so not in the table
+COMPARE_PROTOCOL_RUNTIMES = expand(
+    "results/compare/protocol/{d}_runtimes.tsv", d=COMPARE_PROTOCOL["datasets"]
+)
+
+
+rule compare_protocol:
+    input:
+        "results/compare/logratio_protocol.parquet",
+        "results/compare/logratio_protocol.md",
+        "results/docs/compare_protocol_timings.md",
+
+
+rule compare_logratio_protocol:
+    input:
+        "results/data/benchmarks/{protocol_dataset}.parquet",
+    output:
+        table="results/compare/protocol/{protocol_dataset}.parquet",
+        runtimes="results/compare/protocol/{protocol_dataset}_runtimes.tsv",
+    params:
+        code=COMPARE_CODE,
+        protocol={k: v for k, v in COMPARE_PROTOCOL.items() if k != "datasets"},
+    log:
+        "logs/compare/logratio_protocol_{protocol_dataset}.log",
+    benchmark:
+        "benchmarks/compare/logratio_protocol_{protocol_dataset}.tsv"
+    wildcard_constraints:
+        protocol_dataset="|".join(COMPARE_PROTOCOL["datasets"]),
+    # grid-search fits in parallel (speed only: compare.speed.protocol_threads)
+    threads: COMPARE["speed"]["protocol_threads"]
+    resources:
+        mem_mb=2000,
+        runtime=180,
+    conda:
+        ENV_CORE
+    script:
+        "../../scripts/compare/compare_logratio_protocol.py"
+
+
+rule compare_logratio_protocol_table:
+    input:
+        tables=COMPARE_PROTOCOL_TABLES,
+        runtimes=COMPARE_PROTOCOL_RUNTIMES,
+    output:
+        table="results/compare/logratio_protocol.parquet",
+        md="results/compare/logratio_protocol.md",
+        block="results/docs/compare_protocol_timings.md",
+    params:
+        code=COMPARE_CODE,
+        protocol=COMPARE_PROTOCOL,
+    log:
+        "logs/compare/logratio_protocol_table.log",
+    benchmark:
+        "benchmarks/compare/logratio_protocol_table.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        ENV_CORE
+    script:
+        "../../scripts/compare/compare_logratio_protocol_table.py"

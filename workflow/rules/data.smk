@@ -1,7 +1,8 @@
 # Data: verify the vendored raw files of each data set against their digests, convert each
 # source once to parquet. Nothing downstream reads data/raw directly. Verification is per
-# data set (the manifest path's first folder: mnist, pima), so editing the Pima CSV or its
-# digest reruns only the Pima jobs.
+# data set (the manifest path's first folder: mnist, pima, benchmarks), so editing the Pima
+# CSV or its digest reruns only the Pima jobs. The tabular benchmark tables (data_benchmark)
+# are made only when a rule asks for one.
 # Resources (threads, mem_mb, runtime in minutes): measured benchmarks/ peaks x 1.5 + 500 MB
 # and wall times x 3, at least 1000 MB and 5 minutes (CONTRIBUTING.md, Resources).
 
@@ -17,8 +18,22 @@ DATA_TARGETS = [
 ]
 
 
+# The tabular benchmark sets (config data.benchmarks): each must be in the manifest. Not final
+# outputs: the rules that use one ask for it.
+DATA_BENCHMARKS = config["data"]["benchmarks"]
+DATA_BENCHMARK_PATHS = {f"benchmarks/{name}.csv.gz": name for name in DATA_BENCHMARKS}
+DATA_UNLISTED = sorted(
+    set(DATA_BENCHMARK_PATHS) - set(data_manifest(config["data"]["manifest"])["path"])
+)
+if DATA_UNLISTED:
+    raise ValueError(
+        f"config data.benchmarks: {DATA_UNLISTED} not in the manifest {config['data']['manifest']}"
+    )
+
+
 wildcard_constraints:
     dataset="|".join(DATA_SETS),
+    benchmark="|".join(DATA_BENCHMARKS),
 
 
 rule data_verify:
@@ -112,3 +127,26 @@ rule data_iris:
         ENV_CORE
     script:
         "../../scripts/data/data_iris.py"
+
+
+rule data_benchmark:
+    input:
+        verified="results/data/verified_benchmarks.tsv",
+    output:
+        "results/data/benchmarks/{benchmark}.parquet",
+    params:
+        code=DATA_CODE,
+        raw=lambda wc: f"benchmarks/{wc.benchmark}.csv.gz",
+    log:
+        "logs/data/benchmark_{benchmark}.log",
+    benchmark:
+        "benchmarks/data/benchmark_{benchmark}.tsv"
+    priority: 100
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        ENV_CORE
+    script:
+        "../../scripts/data/data_benchmark.py"

@@ -39,7 +39,10 @@ DOC_BLOCKS = [
     "pmnist_pixel_means",
     "pmnist_quirks",
     "readme_compare",
+    "compare_declared",
+    "compare_rule",
     "compare_cases",
+    "compare_noise",
     "compare_hybrid",
 ]
 DOC_PAGES = [
@@ -105,7 +108,10 @@ rule docs_blocks:
         pmnist_stats="results/pmnist/summary.parquet",
         compare_auarc="results/compare/auarc.parquet",
         compare_contrast="results/compare/contrast.parquet",
+        compare_headline="results/compare/headline.parquet",
+        compare_declared="results/compare/declared.parquet",
         compare_hybrid="results/compare/hybrid.parquet",
+        compare_noise="results/compare/noise.parquet",
     output:
         expand("results/docs/{block}.md", block=DOC_BLOCKS),
     params:

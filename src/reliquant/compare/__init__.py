@@ -8,16 +8,24 @@ Modules
 -------
 rejection           accuracy-rejection curves and AU-ARC, ties averaged in closed form
 comparison          several scores on the same predictions: AU-ARC with bootstrap intervals,
-                    paired differences against the best score (same resamples)
+                    paired differences against the best score (same resamples), the fewest
+                    resamples for an interval (min_boot)
 probability_scores  scores from any classifier's probabilities: maximum probability, negative
                     entropy, margin, log-ratio (arXiv 2603.23318), centroid proximity (MLM)
 robustness_scores   robustness scores: tree ensembles (trees.robustness_batch), Naive Bayes
                     (eps_glob, eps_loc), black-box Monte Carlo with Clopper-Pearson intervals
+selection           per prediction, the best or the second-best of several fitted models by
+                    robustness (RS-D, RS-I; arXiv 2603.23318): RobustnessSelector
 hybrid              one RQ and one UQ score, rank-normalised, combined by a logistic regression
                     fitted on a validation split; weights and held-out AU-ARC
 """
 
-from reliquant.compare.comparison import COMPARISON_COLUMNS, bootstrap_auarc, compare_scores
+from reliquant.compare.comparison import (
+    COMPARISON_COLUMNS,
+    bootstrap_auarc,
+    compare_scores,
+    min_boot,
+)
 from reliquant.compare.hybrid import (
     HybridScore,
     RankTransform,
@@ -45,13 +53,23 @@ from reliquant.compare.robustness_scores import (
     nbc_robustness,
     tree_robustness,
 )
+from reliquant.compare.selection import (
+    SELECTION_RULES,
+    RobustnessSelector,
+    protocol_log_ratio,
+    robustness_ratio,
+    rs_d_cut,
+    rs_i_cut,
+)
 
 __all__ = [
     "COMPARISON_COLUMNS",
     "PROBABILITY_SCORES",
+    "SELECTION_RULES",
     "HybridScore",
     "MonteCarloScores",
     "RankTransform",
+    "RobustnessSelector",
     "accuracy_rejection_curve",
     "auarc",
     "black_box_robustness",
@@ -69,8 +87,13 @@ __all__ = [
     "log_ratio",
     "margin",
     "max_probability",
+    "min_boot",
     "negative_entropy",
     "nbc_robustness",
     "probability_scores",
+    "protocol_log_ratio",
+    "robustness_ratio",
+    "rs_d_cut",
+    "rs_i_cut",
     "tree_robustness",
 ]

@@ -33,6 +33,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from reliquant.compare.rejection import auarc, check_correct, check_score
+from reliquant.core.arguments import check_real
 
 __all__ = [
     "HybridScore",
@@ -109,11 +110,13 @@ def fit_hybrid(
 ) -> HybridScore:
     """Fit the hybrid on a validation split: rank transforms of ``rq_val`` and ``uq_val``
     (both higher = more reliable), then ``LogisticRegression(C=C)`` of ``correct_val`` on the
-    two ranks. ``correct_val`` must hold both right and wrong predictions (``ValueError``)."""
+    two ranks. ``correct_val`` must hold both right and wrong predictions (``ValueError``);
+    ``C`` a finite number > 0 (``TypeError`` / ``ValueError`` naming it)."""
     # imported on use: scikit-learn takes a second to import, and every job importing
     # reliquant.compare would pay it
     from sklearn.linear_model import LogisticRegression
 
+    check_real(C, "C", low=0.0, low_open=True)
     c = check_correct(correct_val, "correct_val")
     rq_t = fit_rank_transform(rq_val, "rq_val")
     uq_t = fit_rank_transform(uq_val, "uq_val")
@@ -128,8 +131,6 @@ def fit_hybrid(
             "correct_val must hold both right and wrong predictions to fit the hybrid; got "
             + ("all right" if c.all() else "all wrong")
         )
-    if not C > 0:
-        raise ValueError(f"C must be > 0; got {C!r}")
     lr = LogisticRegression(C=C).fit(np.column_stack([r, u]), c)
     return HybridScore(rq_t, uq_t, float(lr.coef_[0, 0]), float(lr.coef_[0, 1]),
                        float(lr.intercept_[0]))  # fmt: skip

@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from reliquant.core.arguments import check_real, check_seed
 from reliquant.mlm import class_centroids, distances_to_centroids, refine_centroids
 
 __all__ = [
@@ -80,11 +81,13 @@ def check_probabilities(
 ) -> np.ndarray:
     """``proba`` as float64 ``(n, K)`` after checking it holds class probabilities.
 
-    Raises ``ValueError`` naming ``name`` unless: 2-D, real-valued, ``n >= 1`` rows,
+    ``sum_tol`` must be a finite number ``>= 0`` (``TypeError`` / ``ValueError`` naming it:
+    NaN would switch the check off). Raises ``ValueError`` naming ``name`` unless: 2-D, real-valued, ``n >= 1`` rows,
     ``K >= 2`` columns, every entry finite and ``>= 0``, every row summing to 1 within
     ``sum_tol`` (``|sum_k p_k - 1| <= sum_tol``; the message names the tolerance and the first
     bad row: logits or unnormalised scores passed by mistake).
     """
+    check_real(sum_tol, "sum_tol", low=0.0)
     p = np.asarray(proba)
     if p.ndim != 2:
         raise ValueError(f"{name} must be 2-D, shape (n, K); got shape {p.shape}")
@@ -101,8 +104,6 @@ def check_probabilities(
     bad = np.flatnonzero((p < 0).any(axis=1))
     if bad.size:
         raise ValueError(f"{name} has negative entries in {bad.size} row(s), first row {bad[0]}")
-    if not sum_tol >= 0:
-        raise ValueError(f"sum_tol must be >= 0; got {sum_tol!r}")
     total = p.sum(axis=1)
     bad = np.flatnonzero(np.abs(total - 1.0) > sum_tol)
     if bad.size:
@@ -157,8 +158,7 @@ def log_ratio(
                 f"{bad[0]}: the log-ratio is infinite; pass floor= (e.g. 1e-3) to clamp it"
             )
         return np.log(p1) - np.log(p2)
-    if not 0 < floor <= 1.0 / p.shape[1]:
-        raise ValueError(f"floor must be in (0, 1/K] = (0, {1.0 / p.shape[1]:g}]; got {floor!r}")
+    check_real(floor, "floor", low=0.0, low_open=True, high=1.0 / p.shape[1])  # (0, 1/K]
     return np.log(p1) - np.log(np.maximum(p2, floor))
 
 
@@ -183,6 +183,7 @@ def fit_centroids(
     (for scikit-learn: ``np.searchsorted(model.classes_, y)``). A class with no correct
     training prediction has no centroid: ``ValueError`` naming it.
     """
+    check_seed(seed)
     p = check_probabilities(train_proba, sum_tol=sum_tol, name="train_proba")
     y = np.asarray(train_labels)
     if y.ndim != 1 or y.size != p.shape[0]:

@@ -35,12 +35,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from numbers import Real
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from reliquant.core.arguments import check_int, check_level, check_real, check_seed
 from reliquant.core.binomial import clopper_pearson_bounds
 from reliquant.core.seeding import block_rng
 
@@ -69,6 +71,10 @@ def tree_robustness(
 
     ``model``: a fitted scikit-learn tree / forest / gradient boosting classifier, XGBoost or
     LightGBM classifier (anything :func:`reliquant.trees.extract_ensemble` reads).
+    ``X``: a 2-D array in the model's feature order, or a DataFrame, whose columns are
+    matched to the model's features **by name** when the model knows them (any order; a
+    missing, unknown or repeated name is refused, naming both lists), as
+    :func:`reliquant.trees.robustness_batch` does.
     ``noise``: :class:`reliquant.trees.Gaussian` (variance scalar, per feature or covariance)
     or :class:`reliquant.trees.Norta`, bound to each row. ``time_budget``: seconds per sample
     (the certified-then-sampled estimate stops there or earlier); ``seed``: row ``i`` uses
@@ -83,11 +89,18 @@ def tree_robustness(
     """
     from reliquant.trees import robustness_batch
 
-    x = np.asarray(X, dtype=np.float64)
-    if x.ndim != 2 or x.shape[0] == 0:
-        raise ValueError(f"X must be 2-D (n_samples, n_features) with n >= 1; got {x.shape}")
-    if not time_budget > 0:
-        raise ValueError(f"time_budget must be > 0 seconds per sample; got {time_budget!r}")
+    check_real(time_budget, "time_budget", low=0.0, low_open=True)
+    check_seed(seed)
+    if isinstance(X, pd.DataFrame):
+        # passed on as it is: robustness_batch matches its columns to the model's features by
+        # name (reordered, or refused when a name is missing or unknown)
+        x = X
+        if X.shape[0] == 0 or X.shape[1] == 0:
+            raise ValueError(f"X must have at least one row and one column; got {X.shape}")
+    else:
+        x = np.asarray(X, dtype=np.float64)
+        if x.ndim != 2 or x.shape[0] == 0:
+            raise ValueError(f"X must be 2-D (n_samples, n_features) with n >= 1; got {x.shape}")
     frame = robustness_batch(model, x, noise, seed=seed, time_budget=time_budget, **kwargs)
     return frame if return_frame else frame["estimate"].to_numpy(dtype=np.float64)
 
@@ -164,6 +177,47 @@ def _labels_of(predict: Callable[[np.ndarray], Any], batch: np.ndarray) -> np.nd
     return out
 
 
+def _label_kind(a: np.ndarray) -> str:
+    """What values an array of labels holds: "numbers" (bool, integer, float), "strings", or
+    the type names of an object array's mixed contents."""
+    if a.dtype.kind in "biuf":
+        return "numbers"
+    if a.dtype.kind in "US":
+        return "strings"
+    if a.dtype.kind == "O":
+        kinds = {
+            "strings" if isinstance(v, str | bytes)
+            else "numbers" if isinstance(v, Real | np.number)
+            else type(v).__name__
+            for v in a.ravel()
+        }  # fmt: skip
+        return " and ".join(sorted(kinds))
+    return f"dtype {a.dtype}"
+
+
+def _check_given_labels(labels: np.ndarray, predict: Callable, predicted: np.ndarray) -> None:
+    """Refuse ``labels`` that can never equal what ``predict`` returns (``predicted``: its
+    output on one row), e.g. the strings ``'1'`` against integer predictions (every draw
+    would count as a change of prediction), and labels outside the model's ``classes_`` when
+    ``predict`` is a bound method of a model that has them."""
+    given, returned = _label_kind(labels), _label_kind(predicted)
+    if given != returned:
+        raise ValueError(
+            f"labels hold {given} (dtype {labels.dtype}) but predict returns {returned} (dtype "
+            f"{predicted.dtype}): a label would never equal a prediction; pass labels of the "
+            f"predictions' type, e.g. predict(X) itself"
+        )
+    classes = getattr(getattr(predict, "__self__", None), "classes_", None)
+    if classes is not None:
+        classes = np.asarray(classes)
+        unknown = labels[~np.isin(labels, classes)]
+        if unknown.size:
+            raise ValueError(
+                f"labels hold {unknown.size} value(s) that are not among the model's classes_ "
+                f"{classes.tolist()[:20]}, e.g. {unknown.tolist()[0]!r}"
+            )
+
+
 def black_box_robustness(
     predict: Callable[[np.ndarray], Any],
     X: ArrayLike,
@@ -192,14 +246,19 @@ def black_box_robustness(
         Noise variance: a scalar, or per feature (broadcastable to ``X.shape[1:]``); 0 holds a
         feature fixed.
     n_draws, seed, confidence
-        Draws per sample, the seed of the per-sample streams, the interval's level.
+        Draws per sample (an integer >= 1), the seed of the per-sample streams (an integer
+        >= 0), the interval's level (in (0, 1)).
     clip
         ``(low, high)``: noisy inputs clipped to that range (e.g. ``(0, 1)`` for images);
         ``None`` leaves them as drawn.
     batch_rows
-        Noisy rows per ``predict`` call (memory and speed only; results do not depend on it).
+        Noisy rows per ``predict`` call, an integer >= 1 (memory and speed only; results do
+        not depend on it).
     labels
         The clean predictions ``f(x_i)`` if already known; default ``predict`` on ``X``.
+        Refused (``ValueError`` naming both types) when they cannot equal ``predict``'s
+        output (e.g. strings against integer predictions), or when ``predict`` is a bound
+        method of a model with ``classes_`` and a label is not among them.
     common_noise
         ``False`` (default): every sample draws its own noise (``block_rng(seed, "black_box",
         i)``). ``True``: one set of ``n_draws`` noise vectors (``block_rng(seed,
@@ -215,12 +274,10 @@ def black_box_robustness(
     x = x.astype(dtype, copy=False)
     if not np.isfinite(x).all():
         raise ValueError("X must be finite (no NaN or inf)")
-    if isinstance(n_draws, bool) or not isinstance(n_draws, int | np.integer) or n_draws < 1:
-        raise ValueError(f"n_draws must be an integer >= 1; got {n_draws!r}")
-    if batch_rows < 1:
-        raise ValueError(f"batch_rows must be >= 1; got {batch_rows!r}")
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1); got {confidence!r}")
+    check_int(n_draws, "n_draws", minimum=1)
+    check_int(batch_rows, "batch_rows", minimum=1)
+    check_level(confidence)
+    check_seed(seed)
     v = np.asarray(variance, dtype=np.float64)
     if not np.all(np.isfinite(v)) or np.any(v < 0):
         raise ValueError("variance must be finite and >= 0")
@@ -242,6 +299,7 @@ def black_box_robustness(
         lab = np.asarray(labels)
         if lab.shape != (n,):
             raise ValueError(f"labels must have one label per row of X ({n}); got {lab.shape}")
+        _check_given_labels(lab, predict, _labels_of(predict, x[:1]))
 
     rows = min(batch_rows, n * n_draws)
     buf = np.empty((rows, *x.shape[1:]), dtype=dtype)

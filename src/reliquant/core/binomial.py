@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike
 
+from reliquant.core.arguments import check_level
+
 __all__ = ["clopper_pearson_bounds"]
 
 
@@ -18,12 +20,11 @@ def clopper_pearson_bounds(
     with 0 below at ``k = 0`` and 1 above at ``k = n`` (the formula of scipy's
     ``binomtest(...).proportion_ci(method="exact")``, without its per-call overhead).
 
-    Raises ``ValueError`` unless ``0 < confidence < 1``, ``n >= 1`` and ``0 <= k <= n``.
+    Raises ``ValueError`` (``TypeError`` for a non-number) unless ``0 < confidence < 1``, ``n >= 1`` and ``0 <= k <= n``.
     """
     from scipy import special  # imported on use: scipy is slow to import, few jobs call this
 
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1); got {confidence!r}")
+    check_level(confidence)
     k = np.asarray(k, dtype=np.float64)
     n = np.asarray(n, dtype=np.float64)
     if np.any(n < 1) or np.any(k < 0) or np.any(k > n):

@@ -11,7 +11,10 @@ problem in one line naming the dotted key and its value:
   the schema's ``minimum`` would let ``nbc.paper.z: .nan`` through to a claim "beyond nan
   standard errors";
 * the workflow's JSON schema (types, bounds, ``enum`` for the names of a static set,
-  ``uniqueItems`` for lists of names);
+  ``uniqueItems`` for lists of names); an ``integer`` is a whole number written without a
+  decimal point (:func:`is_strict_integer`): JSON schema counts ``1000.0`` as an integer,
+  and a seed read as ``1000.0`` would pass the schema and fail in every job that derives a
+  random stream from it;
 * the constraints between keys the schema files declare under ``x-checks``
   (:func:`cross_key_problems`): a name that must be one of another key's names, or must not
   be; list entries unique by a field (a list the workflow turns into a mapping); ordered
@@ -28,14 +31,16 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
 from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
 
 __all__ = [
     "ConfigError",
     "NONFINITE_ALLOWED",
     "config_section",
     "cross_key_problems",
+    "is_strict_integer",
     "load_config",
     "main",
     "merge",
@@ -122,12 +127,43 @@ def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
     return dict(data)
 
 
+def is_strict_integer(_checker: Any, instance: Any) -> bool:
+    """The schema type ``integer`` of the workflow: a Python ``int``, not a ``bool`` and not
+    a float with no fractional part (which JSON schema would accept: ``1000.0``).
+
+    A YAML ``1000.0`` is a float; a seed or a count that stayed a float reaches code that
+    refuses it (``reliquant.core.seeding``: "seed key parts must be int or str") or silently
+    builds a different key, so the configuration refuses it before any job.
+    """
+    return isinstance(instance, int) and not isinstance(instance, bool)
+
+
+#: Draft 2020-12 with :func:`is_strict_integer` as its ``integer`` type.
+_Validator = validators.extend(
+    Draft202012Validator,
+    type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", is_strict_integer),
+)
+
+
+_DRAFT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def _schema_resource(path: Path) -> Resource:
+    """One schema file as a draft 2020-12 resource without its ``$schema`` key: jsonschema
+    picks the validator of a ``$ref``'d file by that key, which would check its integers
+    with the stock type (``1000.0`` an integer) instead of :func:`is_strict_integer`."""
+    contents = yaml.safe_load(path.read_text(encoding="utf-8"))
+    if isinstance(contents, Mapping):
+        contents = dict(contents)
+        declared = contents.pop("$schema", _DRAFT)
+        if declared != _DRAFT:
+            raise ConfigError(f"schema file {path}: $schema must be {_DRAFT}; got {declared!r}")
+    return DRAFT202012.create_resource(contents)
+
+
 def _schema_registry(schema_dir: Path) -> Registry:
     """Every ``*.schema.yaml`` of ``schema_dir`` by file name, for ``$ref: <name>``."""
-    resources = [
-        (p.name, Resource.from_contents(yaml.safe_load(p.read_text(encoding="utf-8"))))
-        for p in sorted(schema_dir.glob("*.schema.yaml"))
-    ]
+    resources = [(p.name, _schema_resource(p)) for p in sorted(schema_dir.glob("*.schema.yaml"))]
     return Registry().with_resources(resources)
 
 
@@ -173,7 +209,21 @@ def _describe(error, config: Any = None) -> str:
         keys = ", ".join(map(repr, error.validator_value["required"]))
         why = error.schema.get("x-why") if isinstance(error.schema, Mapping) else None
         return f"{key}: {keys} must not be set here" + (f" ({why})" if why else "")
+    if (
+        error.validator == "type"
+        and isinstance(error.instance, float)
+        and error.instance.is_integer()
+        and "integer" in _as_list(error.validator_value)
+    ):
+        return (
+            f"{key} = {error.instance!r}: not an integer (write {int(error.instance)}, "
+            "without a decimal point)"
+        )
     return f"{key} = {error.instance!r}: {error.message}"
+
+
+def _as_list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list | tuple) else [value]
 
 
 #: Dotted keys allowed to hold NaN or an infinity (each with its reason). None is: every
@@ -345,7 +395,7 @@ def validate_config(config: Mapping[str, Any], schema: str | os.PathLike) -> Non
     path = Path(schema)
     registry = _schema_registry(path.parent)
     root = registry[path.name].contents
-    validator = Draft202012Validator(root, registry=registry)
+    validator = _Validator(root, registry=registry)
     nonfinite = nonfinite_values(config)
     lines = [
         f"{key} = {value!r}: not a finite number (NaN and infinities are refused)"

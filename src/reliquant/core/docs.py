@@ -210,6 +210,7 @@ DOC_FIGURES = {
     "docs/figures/mlm_figure2.png": "results/figures/mlm/figure2_mlm.png",
     "docs/figures/mlm_figure5.png": "results/figures/mlm/figure5_accuracy_by_level.png",
     "docs/figures/compare_rejection_curves.png": "results/figures/compare/rejection_curves.png",
+    "docs/figures/compare_forest.png": "results/figures/compare/forest.png",
 }
 
 

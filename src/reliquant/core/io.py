@@ -40,17 +40,23 @@ saying to delete it and rerun) when anything differs:
   user tables, which are then only checked where they carry a record. A workspace made
   before this check is rebuilt anyway (every job's ``code`` parameter changed with it).
 
-A damaged file must not be an error forever: :func:`damaged_parquet_files` finds, cheaply
-(``PAR1`` at both ends, a footer that parses, a record that parses and agrees with the
-footer; no data read: about 0.2 ms a file), the parquet files under a folder that no
-reader here would accept, and :func:`remove_damaged_parquet_files` deletes them with a
-warning. ``workflow/rules/common.smk`` calls it on ``results/`` when the Snakefile is parsed,
-so the next ``snakemake`` plans the jobs that rebuild them. It does so in dry runs too
-(Snakemake chooses its dry-run executor after parsing, so a parse cannot tell): a file that
-fails the check holds nothing a reader would accept, and ``snakemake -n`` then shows the
-rebuild instead of "Nothing to be done". Files written before digests fail it too (their
-jobs rerun anyway: the code digest changed). Damage past the footer (a data page, a value)
-passes this check and is caught at the first read (the error names the file).
+A damaged file must not be an error forever, and a user's file must never be touched:
+:func:`damaged_outputs` checks, cheaply, the files it is given (a parquet file: ``PAR1`` at
+both ends, a footer that parses, a record that parses and agrees with the footer, no data
+read, about 0.2 ms a file; a sealed zip file such as a model, :func:`seal_zip`: its seal,
+about 1 ms a MB) and :func:`remove_damaged_outputs` deletes those no reader here would
+accept, with a warning. ``workflow/rules/common.smk`` calls it when a real run starts (its
+``onstart`` handler: never in a dry run, ``--touch``, ``--summary`` or ``--report``), on the
+outputs of the jobs of that run that are not planned to run, then plans again: the jobs that
+write them, and the jobs after those, run. No other file is ever checked or removed: a
+user's table under ``results/`` that no rule writes stays as it is. Damage past the footer (a
+data page, a value) passes this check and is caught at the first read (the error names the
+file).
+
+Other files the workflow writes and reads back (a trained model) are zip archives sealed
+by :func:`seal_zip`: the SHA-256 of every byte before it, in the archive comment (which zip
+readers, torch's among them, ignore); :func:`verify_zip_seal` checks it before the file is
+read and raises :class:`DamagedFileError` naming the file.
 
 Images are stored as a ``fixed_size_binary(h*w)`` column, one value per image
 (:func:`images_to_arrow`, layout :data:`IMAGE_LAYOUT_VERSION`), which reads back as a copy of
@@ -79,6 +85,7 @@ from reliquant.core.report import markdown_to_html
 
 __all__ = [
     "DIGEST_KEY",
+    "ZIP_SEAL_PREFIX",
     "PARQUET_COMPRESSION",
     "PARQUET_WRITE_OPTIONS",
     "TABLE_SUFFIXES",
@@ -87,7 +94,7 @@ __all__ = [
     "VerifiedParquetFile",
     "arrow_to_images",
     "atomic_path",
-    "damaged_parquet_files",
+    "damaged_outputs",
     "file_sha256",
     "frame_to_markdown",
     "image_type",
@@ -97,8 +104,9 @@ __all__ = [
     "read_frame",
     "read_table",
     "read_table_file",
-    "remove_damaged_parquet_files",
+    "remove_damaged_outputs",
     "save_figure",
+    "seal_zip",
     "table_digest",
     "table_file_columns",
     "table_file_rows",
@@ -106,7 +114,9 @@ __all__ = [
     "write_markdown",
     "write_row_groups",
     "write_table",
+    "verify_zip_seal",
     "write_text",
+    "zip_seal_problem",
 ]
 
 if TYPE_CHECKING:
@@ -184,7 +194,8 @@ _HEX = 32
 
 
 class DamagedFileError(OSError):
-    """A parquet file that differs from what was written, or that cannot be checked.
+    """A file the workflow wrote (parquet, a sealed model) that differs from what was written,
+    or that cannot be checked.
 
     The message names the file and says what to do (delete it and rerun the step that
     writes it); ``path`` holds the file's path.
@@ -718,34 +729,108 @@ def _footer_problem(path: Path) -> str | None:
     return None
 
 
-def damaged_parquet_files(folder: str | os.PathLike) -> dict[Path, str]:
-    """The parquet files under ``folder`` that no reader here would accept: ``{path: why}``.
+#: Start of the archive comment that seals a zip file (:func:`seal_zip`); 64 hex digits follow.
+ZIP_SEAL_PREFIX = b"reliquant.digest sha256:"
+_EOCD = b"PK\x05\x06"  # signature of a zip archive's end-of-central-directory record
+_EOCD_SIZE = 22  # its size without the comment; the comment's length is its last 2 bytes
+_SEAL_SIZE = len(ZIP_SEAL_PREFIX) + 64
 
-    Cheap (no data is read): ``PAR1`` at both ends, a footer that parses, a digest record
-    that parses and agrees with the footer's rows, columns and types. Temporaries of
-    writers (``.name.*``) are skipped. A missing folder has none.
+
+def seal_zip(data: bytes) -> bytes:
+    """A zip archive's bytes (no archive comment), sealed with their own SHA-256.
+
+    The archive comment (the last field of the end-of-central-directory record) becomes
+    ``ZIP_SEAL_PREFIX + sha256(b).hexdigest()``, where ``b`` is every byte of the archive
+    before the comment's 2-byte length field. Zip readers (``torch.load``, ``zipfile``)
+    ignore the comment, so the archive reads as before; :func:`verify_zip_seal` recomputes
+    the hash. Deterministic: equal archives give equal sealed bytes.
     """
-    root = Path(folder)
-    if not root.is_dir():
-        return {}
+    if (
+        len(data) < _EOCD_SIZE
+        or data[-_EOCD_SIZE : -_EOCD_SIZE + 4] != _EOCD
+        or data[-2:] != b"\0\0"
+    ):
+        raise ValueError(
+            "expected a zip archive that ends with its end-of-central-directory record and "
+            "has no archive comment"
+        )
+    body = data[:-2]
+    seal = ZIP_SEAL_PREFIX + hashlib.sha256(body).hexdigest().encode()
+    return body + len(seal).to_bytes(2, "little") + seal
+
+
+def zip_seal_problem(path: str | os.PathLike) -> str | None:
+    """Why ``path`` is not a zip archive sealed by :func:`seal_zip` with its bytes unchanged
+    (any bit flipped, a byte missing or added), or None when it is."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        return f"unreadable ({err})"
+    eocd = data[-(_SEAL_SIZE + _EOCD_SIZE) : -_SEAL_SIZE]
+    seal = data[-_SEAL_SIZE:]
+    if (
+        len(data) < _SEAL_SIZE + _EOCD_SIZE
+        or eocd[:4] != _EOCD
+        or int.from_bytes(eocd[-2:], "little") != _SEAL_SIZE
+        or not seal.startswith(ZIP_SEAL_PREFIX)
+    ):
+        return f"truncated or not sealed ({len(data)} bytes, no {ZIP_SEAL_PREFIX.decode()} seal at the end)"
+    expected = seal[len(ZIP_SEAL_PREFIX) :].decode("ascii", errors="replace")
+    actual = hashlib.sha256(data[: -(_SEAL_SIZE + 2)]).hexdigest()
+    if actual != expected:
+        return f"content SHA-256 {actual} differs from the sealed {expected}"
+    return None
+
+
+def verify_zip_seal(path: str | os.PathLike) -> None:
+    """Raise :class:`DamagedFileError` naming ``path`` unless its seal matches its bytes
+    (:func:`zip_seal_problem`); log the check."""
+    problem = zip_seal_problem(path)
+    if problem is not None:
+        raise DamagedFileError(path, problem)
+    log.info("read %s (seal verified)", path)
+
+
+#: Suffixes of the files the workflow writes sealed as zip archives (:func:`seal_zip`).
+_SEALED_SUFFIXES = (".pt",)
+
+
+def _output_problem(path: Path) -> str | None:
+    suffix = path.suffix.lower()
+    if suffix == ".parquet":
+        return _footer_problem(path)
+    if suffix in _SEALED_SUFFIXES:
+        return zip_seal_problem(path)
+    return None
+
+
+def damaged_outputs(paths: Iterable[str | os.PathLike]) -> dict[Path, str]:
+    """Those of ``paths`` that exist and that no reader here would accept: ``{path: why}``.
+
+    Cheap: a parquet file's footer and digest record (no data read, :func:`read_table`
+    checks the rest), a sealed file's seal (``.pt``, :func:`zip_seal_problem`). Files of
+    other suffixes, and missing files, are not reported. Only the given paths are looked
+    at: pass the outputs of a workflow's jobs, never a folder's contents.
+    """
     found = {}
-    for path in sorted(root.rglob("*.parquet")):
-        if path.name.startswith(".") or not path.is_file():
+    for name in paths:
+        path = Path(name)
+        if not path.is_file():
             continue
-        problem = _footer_problem(path)
+        problem = _output_problem(path)
         if problem is not None:
             found[path] = problem
     return found
 
 
-def remove_damaged_parquet_files(folder: str | os.PathLike) -> dict[Path, str]:
-    """Delete the parquet files :func:`damaged_parquet_files` finds, each with a warning.
+def remove_damaged_outputs(paths: Iterable[str | os.PathLike]) -> dict[Path, str]:
+    """Delete those of ``paths`` that :func:`damaged_outputs` reports, each with a warning.
 
-    Run on a workflow's ``results/`` before it plans, the jobs that write them run again
-    instead of failing on them forever. Returns ``{deleted path: why}``.
+    For a workflow's outputs whose jobs will run again (``workflow/rules/common.smk``
+    passes only the outputs of the jobs of a real run). Returns ``{deleted path: why}``.
     """
     removed = {}
-    for path, problem in damaged_parquet_files(folder).items():
+    for path, problem in damaged_outputs(paths).items():
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
             removed[path] = problem

@@ -100,8 +100,12 @@ def refine_centroids(
     the cluster of class k. ``max_iter`` and ``tol`` are scikit-learn's (defaults 300, 1e-4,
     ``tol`` relative to the mean per-feature variance). ``seed`` only matters for ties.
 
-    It runs on one OpenMP thread, so the centroids are the same bit for bit on any machine
-    and under any ``OMP_NUM_THREADS``.
+    It runs on one OpenMP thread, so the centroids are the same bit for bit under any
+    ``OMP_NUM_THREADS``. Across CPUs: scikit-learn computes the point-centroid distances with
+    BLAS, whose kernel (and so the distances' last bits) depends on the CPU; the centroids are
+    means of the assigned points, so they differ only where a point's two nearest centroids
+    are within rounding of each other (none did under five OpenBLAS kernels: docs/trees.md,
+    "Bit-identity across machines").
 
     ``points`` is ``(n, K)`` and ``init`` ``(K, K)``, any ``K >= 2``, with ``n >= K``; each
     point goes to its nearest centroid, ``k = argmin_k ||s - mu_hat_k||_2``. ``check=False``:

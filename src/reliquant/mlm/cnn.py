@@ -38,7 +38,7 @@ from torch import nn
 from torch.nn import functional as F
 from tqdm.auto import tqdm
 
-from reliquant.core.io import atomic_path, file_sha256, frame_to_markdown
+from reliquant.core.io import atomic_path, file_sha256, frame_to_markdown, seal_zip, verify_zip_seal
 from reliquant.core.progress import show_progress
 from reliquant.core.seeding import block_int_seed
 from reliquant.mlm.determinism import describe_cpu_kernels, full_precision_cuda, pinned_level
@@ -356,25 +356,40 @@ def train_cnn(
 
 
 def save_model(model: nn.Module, path: str | os.PathLike) -> None:
-    """Save the model's ``state_dict`` atomically (temporary file + rename).
+    """Save the model's ``state_dict`` atomically (temporary file + rename), sealed.
 
     Serialised to memory first: ``torch.save`` names the zip records after the file it writes,
-    and the temporary file name is random, so equal weights would give different bytes.
+    and the temporary file name is random, so equal weights would give different bytes. The
+    archive is sealed with its SHA-256 (:func:`reliquant.core.io.seal_zip`: the archive
+    comment, which ``torch.load`` ignores), so the file stays a plain state dict and
+    :func:`load_model` catches any byte changed after the write.
     """
     buffer = io.BytesIO()
     torch.save(model.state_dict(), buffer)
     with atomic_path(path) as tmp:
-        tmp.write_bytes(buffer.getvalue())
+        tmp.write_bytes(seal_zip(buffer.getvalue()))
 
 
-def load_model(path: str | os.PathLike, device: torch.device | str | None = None) -> MnistCNN:
+def load_model(
+    path: str | os.PathLike,
+    device: torch.device | str | None = None,
+    *,
+    require_seal: bool = True,
+) -> MnistCNN:
     """Load a :class:`MnistCNN` saved by :func:`save_model`, in eval mode on ``device``.
 
-    ``device`` defaults to the CPU. Only tensors are unpickled (``weights_only=True``).
+    The file's seal is verified before it is read (``require_seal``, the default: a file
+    whose bytes changed after :func:`save_model` wrote it, or one it did not write, raises
+    :class:`reliquant.core.io.DamagedFileError` naming it; delete it and the workflow trains
+    again). ``require_seal=False`` is for a user's file, checked otherwise
+    (:func:`load_model_file`). ``device`` defaults to the CPU. Only tensors are unpickled
+    (``weights_only=True``).
     """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no CNN weights file at {path}")
+    if require_seal:
+        verify_zip_seal(path)
     state = torch.load(path, map_location="cpu", weights_only=True)
     model = MnistCNN()
     try:
@@ -403,7 +418,7 @@ def load_model_file(
             "the file changed or the digest in the config is wrong"
         )
     try:
-        return load_model(path, device)
+        return load_model(path, device, require_seal=False)
     except ValueError:
         raise
     except Exception as exc:  # not a torch file, or pickled objects other than tensors

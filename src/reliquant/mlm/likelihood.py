@@ -142,7 +142,8 @@ def misclassification_likelihood(
         Softmax rows must be ``>= 0`` and sum to 1 within ``sum_tol`` (``|sum_c s_c - 1| <=
         sum_tol``), in both sets; ``ValueError`` otherwise (e.g. logits passed by mistake).
         The default ``1e-3`` admits float32 softmax outputs of thousands of classes; ``None``
-        skips the check (for scores that are not probabilities).
+        skips the check (for scores that are not probabilities). Anything else must be a
+        finite number ``>= 0`` (NaN or ``-1`` is refused, naming ``sum_tol``).
     chunk
         Rows per block when computing distances (memory only; the result does not depend
         on it).

@@ -16,6 +16,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from reliquant.core.arguments import check_real
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -73,8 +75,12 @@ def check_softmax(
       callers that pass points which need not lie on the simplex (K-Means inputs, centroids).
       Float32 softmax outputs sum to 1 within about ``K * 6e-8``.
 
-    ``name`` is how the messages call the array.
+    ``name`` is how the messages call the array. ``sum_tol`` itself must be ``None`` or a
+    finite number ``>= 0`` (``TypeError`` / ``ValueError`` naming it): a NaN tolerance would
+    compare false with every error and switch the check off.
     """
+    if sum_tol is not None:
+        check_real(sum_tol, "sum_tol", low=0.0)
     s = np.asarray(softmax)
     if s.ndim != 2:
         raise ValueError(f"{name} must be 2-D, shape (n, K); got shape {s.shape}")

@@ -75,7 +75,8 @@ class NBCModel:
 
 
 def _integer_codes(a: np.ndarray, what: str) -> np.ndarray:
-    """``a`` as int64 codes; integer-valued floats are accepted, NaN and fractions raise."""
+    """``a`` as int64 codes; integer-valued floats are accepted, NaN, inf and fractions raise
+    (naming the first bad value and where it is)."""
     if a.size == 0 or np.issubdtype(a.dtype, np.integer):
         return a.astype(np.int64, copy=False)
     if np.issubdtype(a.dtype, np.floating):
@@ -83,6 +84,14 @@ def _integer_codes(a: np.ndarray, what: str) -> np.ndarray:
         if missing.any():
             where = tuple(int(k) for k in np.argwhere(missing)[0])
             raise ValueError(f"{what} hold a missing value (NaN) at index {where}")
+        infinite = np.isinf(a)
+        if infinite.any():  # checked before the cast: inf as int64 is -2**63
+            where = tuple(int(k) for k in np.argwhere(infinite)[0])
+            place = f"row {where[0]}" + (f", column {where[1]}" if len(where) > 1 else "")
+            raise ValueError(
+                f"{what} must be finite integer codes; got {float(a[where])!r} at {place} "
+                f"(index {where})"
+            )
         frac = a != np.round(a)
         if frac.any():
             where = tuple(int(k) for k in np.argwhere(frac)[0])

@@ -388,6 +388,21 @@ def _sklearn_columns(model: Any, X: pd.DataFrame | np.ndarray) -> pd.DataFrame |
     return X[names]
 
 
+def _refuse_infinite(X: pd.DataFrame) -> None:
+    """Refuse a table of integer codes holding inf, naming its column and row label (an array
+    is checked by :func:`reliquant.nbc.classifier.check_data`, by position)."""
+    for col in X.columns:
+        if pd.api.types.is_float_dtype(X[col]):
+            bad = np.flatnonzero(np.isinf(X[col].to_numpy()))
+            if bad.size:
+                row = X.index[bad[0]]
+                row = row.item() if isinstance(row, np.generic) else row
+                raise ValueError(
+                    f"column {col!r} holds {float(X[col].iloc[bad[0]])!r} at row {row!r}: "
+                    "the features must be finite integer codes"
+                )
+
+
 def bootstrap_uncertainty(
     model: NBCModel,
     X_train: np.ndarray,
@@ -492,6 +507,8 @@ def robustness(
         if not isinstance(model, NBCModel):
             classes = np.asarray(model.classes_)  # predict's labels, as predict returns them
             X = _sklearn_columns(model, X)
+        if isinstance(X, pd.DataFrame):
+            _refuse_infinite(X)
         codes = X.to_numpy() if isinstance(X, pd.DataFrame) else np.asarray(X)
     if bootstrap is not None and train is None:
         raise ValueError(

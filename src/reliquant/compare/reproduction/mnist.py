@@ -11,10 +11,11 @@ predictions and every corruption weighs the same in it.
 from the mlm topic's softmax partitions (not recomputed); probability scores
 (:func:`reliquant.compare.probability_scores`, centroids from the correct training
 predictions, :func:`reliquant.compare.fit_centroids`) and the black-box Monte Carlo
-robustness (:func:`reliquant.compare.black_box_robustness`): ``n_draws`` copies ``x + e``,
-``e ~ N(0, variance I)`` on the [0, 1] pixel scale, not clipped (the same noise as the tree
-models'), each classified by the CNN (:func:`cnn_predict`); the score is the share that keeps
-the stored prediction.
+robustness (:func:`reliquant.compare.black_box_robustness`, :func:`mc_grid`): ``n_draws``
+copies ``x + e``, ``e ~ N(0, v I)`` on the [0, 1] pixel scale, not clipped (the same noise as
+the tree models'), each classified by the CNN (:func:`cnn_predict`); the score is the share
+that keeps the stored prediction; one column per variance ``v`` of the grid
+``compare.mnist.variances`` (the evaluation picks ``v`` on the validation parts).
 
 **Tree models** (:func:`fit_mnist_model`, :func:`tree_mnist_predictions`): a random forest
 or an XGBoost classifier fitted here on ``n_train`` training images (784 pixels in [0, 1]),
@@ -23,8 +24,17 @@ predictions) and the Monte Carlo robustness under the same noise, through the mo
 ``predict_proba`` (the exact engine of :mod:`reliquant.trees` costs about 0.5 s per image at
 784 pixels, beyond this topic's budget; it serves Pima, see :mod:`.tabular`).
 
-Public API: :data:`SAMPLE_SCHEMA`, :data:`TREE_MODELS`, :func:`mnist_sample`,
-:func:`sample_table`, :func:`sample_arrays`, :func:`softmax_for_sample`, :func:`cnn_predict`,
+**Splits** (:func:`sample_splits`). The subsample's test images are dealt into ``n_splits``
+disjoint groups (an image and all its corrupted versions in one group, clean and corrupted
+images dealt separately), so splits share no test image. A tree model's split ``s`` is a
+model fitted on its own ``n_train`` training images (``block_rng(seed, "mnist_train", s)``,
+its own ``random_state``) and scored on group ``s``: training set and test images both vary.
+The CNN is one model (retraining it per split costs a CPU minute or more each): its splits
+are the groups alone, so its intervals carry the variation over test images only.
+
+Public API: :data:`SAMPLE_SCHEMA`, :data:`TREE_MODELS`, :func:`mnist_sample`, :func:`sample_splits`,
+:func:`sample_table`, :func:`sample_arrays`, :func:`softmax_for_sample`, :func:`mc_grid`,
+:func:`cnn_predict`,
 :func:`cnn_predictions`, :func:`fit_mnist_model`, :func:`tree_mnist_predictions`.
 """
 
@@ -39,7 +49,7 @@ import pandas as pd
 import pyarrow as pa
 
 from reliquant.compare import black_box_robustness, fit_centroids, probability_scores
-from reliquant.compare.reproduction.tables import prediction_frame
+from reliquant.compare.reproduction.tables import grid_score, prediction_frame
 from reliquant.core.io import (
     arrow_to_images,
     image_type,
@@ -55,7 +65,9 @@ __all__ = [
     "cnn_predict",
     "cnn_predictions",
     "fit_mnist_model",
+    "mc_grid",
     "mnist_sample",
+    "sample_splits",
     "sample_arrays",
     "sample_table",
     "softmax_for_sample",
@@ -208,6 +220,55 @@ def cnn_predict(
     return predict
 
 
+def mc_grid(
+    predict: Callable[[np.ndarray], np.ndarray],
+    X: np.ndarray,
+    labels: np.ndarray,
+    *,
+    exp: Mapping[str, Any],
+    seed: int,
+    batch_rows: int = 65536,
+) -> dict[str, np.ndarray]:
+    """The Monte Carlo robustness at every variance of ``exp["variances"]`` (the noise grid):
+    ``{"mc_robustness@<v>": estimate}`` (:func:`reliquant.compare.reproduction.tables.grid_score`),
+    each with ``exp["n_draws"]`` draws and its own seed ``block_int_seed(seed, k)`` (``k`` the
+    grid index)."""
+    out = {}
+    for k, v in enumerate(exp["variances"]):
+        res = black_box_robustness(
+            predict, X, float(v), n_draws=int(exp["n_draws"]), seed=block_int_seed(seed, k),
+            labels=labels, batch_rows=batch_rows,
+        )  # fmt: skip
+        out[grid_score("mc_robustness", v)] = res.estimate
+    return out
+
+
+def sample_splits(meta: pd.DataFrame, n_splits: int, seed: int) -> np.ndarray:
+    """The split (0..n_splits-1) of every row of the subsample (module docstring): per
+    condition, its distinct test images permuted with ``block_rng(seed, "mnist_splits",
+    condition)`` and dealt in turn, each row following its image."""
+    if isinstance(n_splits, bool) or not isinstance(n_splits, int | np.integer) or n_splits < 1:
+        raise ValueError(f"n_splits must be an integer >= 1; got {n_splits!r}")
+    cond = _condition(meta["case"])
+    index = meta["test_index"].to_numpy(dtype=np.int64)
+    out = np.empty(len(meta), dtype=np.int32)
+    for c in ("clean", "shifted"):
+        rows = np.flatnonzero(cond == c)
+        if rows.size == 0:
+            continue
+        images = np.unique(index[rows])
+        if images.size < n_splits:
+            raise ValueError(
+                f"{images.size} {c} test images cannot be dealt into {n_splits} splits: "
+                "raise the subsample or lower n_splits"
+            )
+        perm = block_rng(seed, "mnist_splits", c).permutation(images.size)
+        group = np.empty(images.size, dtype=np.int32)
+        group[perm] = np.arange(images.size) % n_splits
+        out[rows] = group[np.searchsorted(images, index[rows])]
+    return out
+
+
 def _condition(case: pd.Series) -> np.ndarray:
     return np.where(case.to_numpy() == "clean", "clean", "shifted")
 
@@ -223,26 +284,28 @@ def cnn_predictions(
     exp: Mapping[str, Any],
     seed: int,
     batch_rows: int = 65536,
+    n_splits: int = 1,
 ) -> pd.DataFrame:
-    """The CNN's per-prediction table (module docstring): ``softmax`` the subsample's rows
+    """The CNN's per-prediction table (module docstring; ``split`` from :func:`sample_splits`,
+    one model): ``softmax`` the subsample's rows
     (:func:`softmax_for_sample`), ``train_softmax`` / ``train_labels`` the training split's
     softmax and labels (centroids), ``predict`` the CNN (:func:`cnn_predict`); ``exp`` the
-    ``compare.mnist`` section (``variance``, ``n_draws``)."""
+    ``compare.mnist`` section (``variances``, ``n_draws``)."""
     proba = softmax[[f"p{c}" for c in range(10)]].to_numpy(dtype=np.float64)
     pred = softmax["prediction"].to_numpy(dtype=np.int64)
     centroids = fit_centroids(train_softmax, np.asarray(train_labels, dtype=np.int64), seed=seed)
     scores = probability_scores(proba, centroids=centroids)
     if not np.array_equal(scores.pop("prediction").to_numpy(), pred):
         raise ValueError("the stored predictions are not the argmax of the stored softmax")
-    mc = black_box_robustness(
-        predict, np.asarray(images, dtype=np.float32) / np.float32(255.0), exp["variance"],
-        n_draws=int(exp["n_draws"]), seed=block_int_seed(seed, "cnn_mc"), labels=pred,
-        batch_rows=batch_rows,
+    mc = mc_grid(
+        predict, np.asarray(images, dtype=np.float32) / np.float32(255.0), pred, exp=exp,
+        seed=block_int_seed(seed, "cnn_mc"), batch_rows=batch_rows,
     )  # fmt: skip
     return prediction_frame(
         dataset="cnn_mnist", case=meta["case"], condition=_condition(meta["case"]),
         corruption=meta["corruption"], item=meta["test_index"], label=meta["label"],
-        prediction=pred, scores={"mc_robustness": mc.estimate, **scores},
+        prediction=pred, scores={**mc, **scores},
+        split=sample_splits(meta, n_splits, seed),
     )  # fmt: skip
 
 
@@ -254,21 +317,25 @@ def fit_mnist_model(
     exp: Mapping[str, Any],
     seed: int,
     n_jobs: int = 1,
+    split: int = 0,
 ) -> tuple[Any, np.ndarray, np.ndarray]:
     """Fit ``kind`` (a key of :data:`TREE_MODELS`) on ``exp["n_train"]`` training images
-    drawn without replacement (``block_rng(seed, "mnist_train")``), pixels ``u / 255``, with
-    the hyper-parameters ``exp[kind]`` and ``random_state = block_int_seed(seed, kind)``.
+    drawn without replacement (``block_rng(seed, "mnist_train", split)``), pixels ``u / 255``,
+    with the hyper-parameters ``exp[kind]`` and ``random_state = block_int_seed(seed, kind,
+    split)``.
     Returns ``(model, X_train, y_train)`` (the rows it was fitted on)."""
     if kind not in TREE_MODELS:
         raise ValueError(f"model kind must be one of {list(TREE_MODELS)}; got {kind!r}")
     n = int(exp["n_train"])
     if n > len(train_images):
         raise ValueError(f"compare.mnist.n_train = {n} exceeds the {len(train_images)} images")
-    rows = np.sort(block_rng(seed, "mnist_train").choice(len(train_images), n, replace=False))
+    rows = np.sort(
+        block_rng(seed, "mnist_train", split).choice(len(train_images), n, replace=False)
+    )
     X = np.asarray(train_images[rows], dtype=np.float32).reshape(n, -1) / np.float32(255.0)
     y = np.asarray(train_labels[rows], dtype=np.int64)
     params = dict(exp[kind])
-    state = block_int_seed(seed, kind) % 2**31
+    state = block_int_seed(seed, kind, split) % 2**31
     if kind == "random_forest":
         from sklearn.ensemble import RandomForestClassifier
 
@@ -289,29 +356,48 @@ def fit_mnist_model(
 
 def tree_mnist_predictions(
     kind: str,
-    model: Any,
-    X_train: np.ndarray,
-    y_train: np.ndarray,
+    train_images: np.ndarray,
+    train_labels: np.ndarray,
     meta: pd.DataFrame,
     images: np.ndarray,
     *,
     exp: Mapping[str, Any],
     seed: int,
+    n_splits: int = 1,
+    n_jobs: int = 1,
     batch_rows: int = 65536,
 ) -> pd.DataFrame:
-    """A tree model's per-prediction table on the subsample (module docstring)."""
-    X = np.asarray(images, dtype=np.float32).reshape(len(images), -1) / np.float32(255.0)
-    proba = model.predict_proba(X)
-    centroids = fit_centroids(model.predict_proba(X_train), y_train, seed=seed)
-    scores = probability_scores(proba, centroids=centroids)
-    pred = scores.pop("prediction").to_numpy()
-    mc = black_box_robustness(
-        lambda b: model.predict_proba(b).argmax(axis=1), X, exp["variance"],
-        n_draws=int(exp["n_draws"]), seed=block_int_seed(seed, kind, "mc"), labels=pred,
-        batch_rows=batch_rows,
-    )  # fmt: skip
-    return prediction_frame(
-        dataset=TREE_MODELS[kind], case=meta["case"], condition=_condition(meta["case"]),
-        corruption=meta["corruption"], item=meta["test_index"], label=meta["label"],
-        prediction=pred, scores={"mc_robustness": mc.estimate, **scores},
-    )  # fmt: skip
+    """A tree model's per-prediction table on the subsample (module docstring): per split
+    (:func:`sample_splits`) a model fitted on its own training images
+    (:func:`fit_mnist_model`), scored on that split's test images."""
+    split_of = sample_splits(meta, n_splits, seed)
+    parts = []
+    for s in range(n_splits):
+        rows = np.flatnonzero(split_of == s)
+        model, X_train, y_train = fit_mnist_model(
+            kind, train_images, train_labels, exp=exp, seed=seed, n_jobs=n_jobs, split=s
+        )
+        X = np.asarray(images[rows], dtype=np.float32).reshape(rows.size, -1) / np.float32(255.0)
+        proba = model.predict_proba(X)
+        centroids = fit_centroids(model.predict_proba(X_train), y_train, seed=seed)
+        scores = probability_scores(proba, centroids=centroids)
+        pred = scores.pop("prediction").to_numpy()
+        mc = mc_grid(
+            lambda b, m=model: m.predict_proba(b).argmax(axis=1), X, pred, exp=exp,
+            seed=block_int_seed(seed, kind, "mc", s), batch_rows=batch_rows,
+        )  # fmt: skip
+        m = meta.iloc[rows]
+        parts.append(
+            prediction_frame(
+                dataset=TREE_MODELS[kind],
+                case=m["case"],
+                condition=_condition(m["case"]),
+                corruption=m["corruption"],
+                item=m["test_index"],
+                label=m["label"],
+                prediction=pred,
+                scores={**mc, **scores},
+                split=s,
+            )  # fmt: skip
+        )
+    return pd.concat(parts, ignore_index=True)

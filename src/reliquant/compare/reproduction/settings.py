@@ -1,10 +1,14 @@
-"""Constraints between keys of the ``compare`` config section and the topics it reads,
-checked before any job is planned.
+"""Constraints between keys of the ``compare`` config section and the topics it reads, and
+the sizes its data allows, checked before any job is planned.
 
-The JSON schema checks each key alone; these need several sections at once: the MNIST
-corruptions must be partitions the mlm topic scores (their softmax is reused), and each NBC
-cell must be a cell of the nbc topic's grid (its per-instance metrics are reused), with a
-training set that exists there.
+The JSON schema checks each key alone; these need several sections at once, or the size of
+a data set: the MNIST corruptions must be partitions the mlm topic scores (their softmax is
+reused); each NBC cell must be a cell of the nbc topic's grid (its per-instance metrics are
+reused, every training set of it); ``mnist.n_clean`` and
+``mnist.n_per_corruption`` images are drawn without replacement from the test images of the
+Perturbed MNIST partitions (:func:`partition_images`); the scikit-learn table's split
+(:func:`split_sizes` of :data:`TABLE_ROWS`) holds at least one test row and at least
+``table.cv_folds`` training rows (each fold of the cross-validation needs one).
 """
 
 from __future__ import annotations
@@ -12,7 +16,29 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["check_settings", "mnist_corruptions"]
+from reliquant.core.datasets import MNIST_TEST_CLASS_COUNTS
+
+__all__ = ["TABLE_ROWS", "check_settings", "mnist_corruptions", "partition_images", "split_sizes"]
+
+#: Rows of each table bundled with scikit-learn that the compare topic reads
+#: (``sklearn.datasets.load_<name>``).
+TABLE_ROWS: dict[str, int] = {"breast_cancer": 569, "wine": 178}
+
+
+def split_sizes(n: int, test_fraction: float) -> tuple[int, int]:
+    """``(n_train, n_test)`` of a random split of ``n`` rows holding out ``test_fraction``:
+    ``n_test = round(test_fraction n)`` (ties to even, Python's ``round``)."""
+    n_test = int(round(test_fraction * n))
+    return n - n_test, n_test
+
+
+def partition_images(images_per_class: int | None) -> int:
+    """Test images of every Perturbed MNIST partition: all 10,000 (``None``), else the first
+    ``images_per_class`` of each digit, ``sum_c min(images_per_class, n_c)`` with ``n_c``
+    the digit's test images (:data:`reliquant.core.datasets.MNIST_TEST_CLASS_COUNTS`)."""
+    if images_per_class is None:
+        return sum(MNIST_TEST_CLASS_COUNTS)
+    return sum(min(int(images_per_class), n) for n in MNIST_TEST_CLASS_COUNTS)
 
 
 def mnist_corruptions(compare: Mapping[str, Any], mlm_corruptions: Sequence[str]) -> list[str]:
@@ -22,12 +48,50 @@ def mnist_corruptions(compare: Mapping[str, Any], mlm_corruptions: Sequence[str]
     return list(chosen) if chosen else list(mlm_corruptions)
 
 
+def _size_problems(compare: Mapping[str, Any], images_per_class: int | None) -> list[str]:
+    """The sizes of ``compare`` that its data cannot hold (module docstring)."""
+    problems = []
+    n_images = partition_images(images_per_class)
+    which = (
+        "all" if images_per_class is None else f"the first {int(images_per_class)} of each digit"
+    )
+    for key in ("n_clean", "n_per_corruption"):
+        n = compare["mnist"][key]
+        if n > n_images:
+            problems.append(
+                f"compare.mnist.{key} = {n} exceeds the {n_images} test images of the Perturbed "
+                f"MNIST partitions (pmnist.images_per_class = "
+                f"{'null' if images_per_class is None else images_per_class}: {which})"
+            )
+    table = compare["table"]
+    rows = TABLE_ROWS.get(table["name"])
+    if rows is not None:
+        n_train, n_test = split_sizes(rows, table["test_fraction"])
+        split = (
+            f"compare.table.name = {table['name']} has {rows} rows; test_fraction "
+            f"{table['test_fraction']} holds out {n_test}"
+        )
+        if n_test < 1:
+            problems.append(f"compare.table.test_fraction = {table['test_fraction']}: {split}")
+        if table["cv_folds"] > n_train:
+            problems.append(
+                f"compare.table.cv_folds = {table['cv_folds']} exceeds the {n_train} training "
+                f"rows ({split}): each fold of the cross-validation needs a row"
+            )
+    return problems
+
+
 def check_settings(
-    compare: Mapping[str, Any], mlm_corruptions: Sequence[str], nbc: Mapping[str, Any]
+    compare: Mapping[str, Any],
+    mlm_corruptions: Sequence[str],
+    nbc: Mapping[str, Any],
+    *,
+    images_per_class: int | None,
 ) -> None:
     """Raise a ValueError naming the keys at fault when ``compare`` does not fit the
-    configuration of the topics it reads (module docstring)."""
-    problems = []
+    configuration of the topics it reads or the size of its data (module docstring);
+    ``images_per_class``: ``pmnist.images_per_class``."""
+    problems = _size_problems(compare, images_per_class)
     chosen = mnist_corruptions(compare, mlm_corruptions)
     unknown = [c for c in chosen if c not in mlm_corruptions]
     if unknown:
@@ -50,12 +114,5 @@ def check_settings(
         if key in seen:
             problems.append(f"compare.nbc.cells lists (n_train {key[0]}, gamma {key[1]:g}) twice")
         seen.add(key)
-    if int(compare["nbc"]["train_set"]) >= int(nbc["fit"]["n_train_sets"]) * int(
-        nbc["design"]["n_shift"]
-    ):
-        problems.append(
-            f"compare.nbc.train_set {compare['nbc']['train_set']} is not a training set of the "
-            "nbc cells (there are nbc.design.n_shift x nbc.fit.n_train_sets of them)"
-        )
     if problems:
         raise ValueError("compare config: " + "; ".join(problems))

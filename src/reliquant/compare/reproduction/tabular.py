@@ -3,7 +3,8 @@ scikit-learn table discretised for a Naive Bayes.
 
 **Pima** (:func:`pima_predictions`). The trees topic's Pima table, filtered as paper 002
 Section 5.4 does (724 subjects, 7 features; :func:`reliquant.trees.reproduction.data.filter_pima`),
-split at random (``test_fraction`` held out), an XGBoost classifier fitted here. Cases:
+split at random (``test_fraction`` held out), an XGBoost classifier fitted here; each of
+``n_splits`` splits draws its own split, model, noise and robustness draws. Cases:
 ``clean`` (the held-out subjects) and ``noise`` (the same subjects with measurement noise
 ``N(0, (shift_scale s_i)^2)`` added to feature ``i``, ``s_i`` its training standard
 deviation: a covariate shift). Scores: probability scores and the tree robustness
@@ -13,15 +14,17 @@ of standard deviation ``s_i / snr`` (paper 002's "signal-to-noise ratio of 10/1"
 ratio of amplitudes as the trees topic does by default).
 
 **NBC synthetic cells** (:func:`nbc_cell_predictions`). The nbc topic's per-instance metrics
-of the configured (N_train, gamma) cells, one training set each (``train_set``): 1,000 test
-instances from P_test, the NBC trained on N_train instances from ``(1 - gamma) P_test +
-gamma P_shift`` (a training-data shift; gamma = 0 is the clean condition). The metrics are
-stored oriented higher = more reliable: ``max_probability = 1 - u_m``, ``negative_entropy =
--u_H ln 2`` (bits to nats), ``negative_u_a/t/e = -u_a/t/e ln 2``, ``eps_glob``, ``eps_loc``.
+of the configured (N_train, gamma) cells, **every** training set of each (a split each, the
+same sets as the nbc topic's claims check): the test instances from P_test, the NBC trained
+on N_train instances from ``(1 - gamma) P_test + gamma P_shift`` (a training-data shift;
+gamma = 0 is the clean condition). Every training set of a cell shares the cell's test set,
+so the variation over splits is that of the training sets. The metrics are stored oriented
+higher = more reliable by exact negation: ``negative_u_m = -u_m``, ``negative_u_H = -u_H``,
+``negative_u_a/t/e = -u_a/t/e`` (bits, as the nbc topic), ``eps_glob``, ``eps_loc``.
 
 **scikit-learn table** (:func:`table_predictions`). ``load_breast_cancer`` (569 tumours, 30
 features, 2 classes) or ``load_wine`` (178 wines, 13 features, 3 classes), bundled with
-scikit-learn. Split at random; every feature discretised into ``n_bins`` bins at the
+scikit-learn. Split at random (each of ``n_splits`` splits its own); every feature discretised into ``n_bins`` bins at the
 training set's quantiles (codes 0..n_bins-1, all declared to the NBC); paper 000's NBC
 (:func:`reliquant.nbc.fit_table`, alpha by cross-validation). Cases: ``clean`` and
 ``value noise``: the held-out rows with each feature value replaced, with probability
@@ -43,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from reliquant.compare import fit_centroids, probability_scores, tree_robustness
+from reliquant.compare.reproduction.settings import TABLE_ROWS, split_sizes
 from reliquant.compare.reproduction.tables import prediction_frame
 from reliquant.core.seeding import block_int_seed, block_rng
 
@@ -56,7 +60,7 @@ __all__ = [
 ]
 
 #: Tables bundled with scikit-learn that :func:`table_predictions` reads.
-TABLES = ("breast_cancer", "wine")
+TABLES = tuple(TABLE_ROWS)
 _LN2 = float(np.log(2.0))
 
 
@@ -64,41 +68,60 @@ def _split(n: int, test_fraction: float, rng: np.random.Generator) -> tuple[np.n
     if not 0 < test_fraction < 1:
         raise ValueError(f"test_fraction must be in (0, 1); got {test_fraction!r}")
     perm = rng.permutation(n)
-    n_test = int(round(test_fraction * n))
+    _, n_test = split_sizes(n, test_fraction)
     if not 0 < n_test < n:
         raise ValueError(f"test_fraction {test_fraction} leaves no training or test row of {n}")
     return np.sort(perm[n_test:]), np.sort(perm[:n_test])
 
 
-def pima_predictions(frame: pd.DataFrame, *, exp: Mapping[str, Any], seed: int) -> pd.DataFrame:
-    """Pima's per-prediction table (module docstring); ``exp``: the ``compare.pima``
-    section (``model``, ``test_fraction``, ``shift_scale``, ``snr``, ``max_boxes``,
-    ``max_draws``, ``half_width``)."""
-    from xgboost import XGBClassifier
-
-    from reliquant.trees import Gaussian
+def pima_predictions(
+    frame: pd.DataFrame, *, exp: Mapping[str, Any], seed: int, n_splits: int = 1
+) -> pd.DataFrame:
+    """Pima's per-prediction table (module docstring), ``n_splits`` independent splits, each
+    its own random split (``block_rng(seed, "pima_split", s)``), XGBoost fit, noise and
+    robustness draws; ``exp``: the ``compare.pima`` section (``model``, ``test_fraction``,
+    ``shift_scale``, ``snr``, ``max_boxes``, ``max_draws``, ``half_width``)."""
     from reliquant.trees.reproduction.data import PIMA_FEATURES, PIMA_TARGET, filter_pima
 
     data = filter_pima(frame, expected_rows=None)
     X = data[list(PIMA_FEATURES)].to_numpy(dtype=np.float64)
     y = data[PIMA_TARGET].to_numpy(dtype=np.int64)
-    train, test = _split(len(y), exp["test_fraction"], block_rng(seed, "pima_split"))
-    model = XGBClassifier(
-        **exp["model"], random_state=block_int_seed(seed, "pima_model") % 2**31, n_jobs=1
+    _check_splits(n_splits)
+    return pd.concat(
+        [_pima_split(X, y, exp=exp, seed=seed, split=s) for s in range(n_splits)],
+        ignore_index=True,
     )
-    model.fit(X[train], y[train])
+
+
+def _check_splits(n_splits: int) -> None:
+    if isinstance(n_splits, bool) or not isinstance(n_splits, int | np.integer) or n_splits < 1:
+        raise ValueError(f"n_splits must be an integer >= 1; got {n_splits!r}")
+
+
+def _pima_split(
+    X: np.ndarray, y: np.ndarray, *, exp: Mapping[str, Any], seed: int, split: int
+) -> pd.DataFrame:
+    from xgboost import XGBClassifier
+
+    from reliquant.trees import Gaussian
+
+    train, test = _split(len(y), exp["test_fraction"], block_rng(seed, "pima_split", split))
+    model = XGBClassifier(
+        **exp["model"], random_state=block_int_seed(seed, "pima_model", split) % 2**31, n_jobs=1
+    )
     sd = X[train].std(axis=0, ddof=1)
-    shifted = X[test] + block_rng(seed, "pima_shift").normal(
+    noise = Gaussian(_noise_variance(sd, exp["snr"]))
+    model.fit(X[train], y[train])
+    shifted = X[test] + block_rng(seed, "pima_shift", split).normal(
         0.0, exp["shift_scale"] * sd, size=X[test].shape
     )
     centroids = fit_centroids(model.predict_proba(X[train]), y[train], seed=seed)
-    noise = Gaussian((sd / exp["snr"]) ** 2)
     parts = []
     for case, x in (("clean", X[test]), ("noise", shifted)):
         scores = probability_scores(model.predict_proba(x), centroids=centroids)
         pred = scores.pop("prediction").to_numpy()
         rob = tree_robustness(
-            model, x, noise, seed=block_int_seed(seed, "pima_robustness", case),
+            model, x, noise, seed=block_int_seed(seed, "pima_robustness", case, split),
             max_boxes=int(exp["max_boxes"]), max_draws=int(exp["max_draws"]),
             half_width=float(exp["half_width"]), return_frame=True,
         )  # fmt: skip
@@ -113,9 +136,24 @@ def pima_predictions(frame: pd.DataFrame, *, exp: Mapping[str, Any], seed: int) 
                 label=y[test],
                 prediction=pred,
                 scores={"tree_robustness": rob["estimate"].to_numpy(), **scores},
+                split=split,
             )  # fmt: skip
         )
     return pd.concat(parts, ignore_index=True)
+
+
+def _noise_variance(sd: np.ndarray, snr: float) -> np.ndarray:
+    """The robustness noise variance ``(sd / snr)^2`` per feature; a ValueError naming
+    ``compare.pima.snr`` when it leaves floating point (infinite, or 0 for a feature that
+    varies)."""
+    with np.errstate(over="ignore", under="ignore"):
+        variance = (sd / snr) ** 2
+    if not np.all(np.isfinite(variance)) or np.any((variance == 0) & (sd > 0)):
+        raise ValueError(
+            f"compare.pima.snr = {snr!r} gives noise variances (sd / snr)^2 = {variance.tolist()} "
+            f"for feature sds {sd.tolist()}: each must be finite and above 0"
+        )
+    return variance
 
 
 def nbc_case(n_train: int, gamma: float) -> str:
@@ -123,28 +161,21 @@ def nbc_case(n_train: int, gamma: float) -> str:
     return f"N={int(n_train)}, gamma={float(gamma):g}"
 
 
-def nbc_cell_predictions(
-    cells: Mapping[tuple[int, float], pd.DataFrame], *, train_set: int
-) -> pd.DataFrame:
+def nbc_cell_predictions(cells: Mapping[tuple[int, float], pd.DataFrame]) -> pd.DataFrame:
     """The NBC cells' per-prediction table (module docstring): ``cells`` maps (N_train,
-    gamma) to the nbc topic's cell table (``reliquant.nbc.reproduction.experiment.CELL_SCHEMA``)."""
+    gamma) to the nbc topic's cell table (``reliquant.nbc.reproduction.experiment.CELL_SCHEMA``).
+    Every training set of every cell is a split (``split = train_set``): the same sets, and so
+    the same AU-ARCs, as the nbc topic's claims check. The metrics are negated exactly (no
+    rescaling), so every ranking is the nbc topic's."""
     parts = []
     for (n_train, gamma), frame in cells.items():
-        rows = frame[frame["train_set"] == train_set]
-        if rows.empty:
-            raise ValueError(
-                f"compare.nbc.train_set = {train_set} is not a training set of cell "
-                f"{nbc_case(n_train, gamma)} (it has {frame['train_set'].nunique()})"
-            )
-        rows = rows.sort_values("test_index", kind="stable")
+        if frame.empty:
+            raise ValueError(f"the nbc cell {nbc_case(n_train, gamma)} has no rows")
+        rows = frame.sort_values(["train_set", "test_index"], kind="stable")
         scores = {
             "eps_glob": rows["eps_glob"].to_numpy(),
             "eps_loc": rows["eps_loc"].to_numpy(),
-            "max_probability": 1.0 - rows["u_m"].to_numpy(),
-            "negative_entropy": -_LN2 * rows["u_H"].to_numpy(),
-            "negative_u_a": -_LN2 * rows["u_a"].to_numpy(),
-            "negative_u_t": -_LN2 * rows["u_t"].to_numpy(),
-            "negative_u_e": -_LN2 * rows["u_e"].to_numpy(),
+            **{f"negative_{u}": -rows[u].to_numpy() for u in ("u_m", "u_H", "u_a", "u_t", "u_e")},
         }
         parts.append(
             prediction_frame(
@@ -155,6 +186,7 @@ def nbc_cell_predictions(
                 label=rows["y_true"],
                 prediction=rows["y_pred"],
                 scores=scores,
+                split=rows["train_set"].to_numpy(),
             )  # fmt: skip
         )
     return pd.concat(parts, ignore_index=True)
@@ -180,28 +212,50 @@ def _load_table(name: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
     if name not in TABLES:
         raise ValueError(f"compare.table.name must be one of {TABLES}; got {name!r}")
     bunch = getattr(datasets, f"load_{name}")()
+    if bunch.data.shape[0] != TABLE_ROWS[name]:  # the configuration was checked against it
+        raise ValueError(
+            f"scikit-learn's {name} table has {bunch.data.shape[0]} rows; TABLE_ROWS says "
+            f"{TABLE_ROWS[name]}"
+        )
     return bunch.data, bunch.target.astype(np.int64), [f"f{j}" for j in range(bunch.data.shape[1])]
 
 
-def table_predictions(*, exp: Mapping[str, Any], seed: int) -> pd.DataFrame:
-    """The scikit-learn table's per-prediction table (module docstring); ``exp``: the
-    ``compare.table`` section (``name``, ``test_fraction``, ``n_bins``, ``flip``,
-    ``alphas``, ``cv_folds``, ``n_bootstrap``)."""
+def table_predictions(*, exp: Mapping[str, Any], seed: int, n_splits: int = 1) -> pd.DataFrame:
+    """The scikit-learn table's per-prediction table (module docstring), ``n_splits``
+    independent splits, each its own random split, binning, NBC fit (alpha by CV), value
+    noise and bootstrap ensemble; ``exp``: the ``compare.table`` section (``name``,
+    ``test_fraction``, ``n_bins``, ``flip``, ``alphas``, ``cv_folds``, ``n_bootstrap``)."""
+    raw, y, names = _load_table(exp["name"])
+    _check_splits(n_splits)
+    return pd.concat(
+        [_table_split(raw, y, names, exp=exp, seed=seed, split=s) for s in range(n_splits)],
+        ignore_index=True,
+    )
+
+
+def _table_split(
+    raw: np.ndarray,
+    y: np.ndarray,
+    names: list[str],
+    *,
+    exp: Mapping[str, Any],
+    seed: int,
+    split: int,
+) -> pd.DataFrame:
     from reliquant.nbc import fit_table, log_joint, robustness
 
-    raw, y, names = _load_table(exp["name"])
-    train, test = _split(len(y), exp["test_fraction"], block_rng(seed, "table_split"))
+    train, test = _split(len(y), exp["test_fraction"], block_rng(seed, "table_split", split))
     n_bins = int(exp["n_bins"])
     codes = discretise(raw[train], raw, n_bins)
-    flip = block_rng(seed, "table_shift").random(codes[test].shape) < exp["flip"]
+    flip = block_rng(seed, "table_shift", split).random(codes[test].shape) < exp["flip"]
     noisy = np.where(
-        flip, block_rng(seed, "table_shift_values").integers(0, n_bins, codes[test].shape),
+        flip, block_rng(seed, "table_shift_values", split).integers(0, n_bins, codes[test].shape),
         codes[test],
     )  # fmt: skip
     frame = pd.DataFrame(codes[train], columns=names).assign(target=y[train])
     fitted = fit_table(
         frame, "target", alphas=exp["alphas"], cv_folds=int(exp["cv_folds"]),
-        seed=block_int_seed(seed, "table_cv"),
+        seed=block_int_seed(seed, "table_cv", split),
         categories={**{c: list(range(n_bins)) for c in names}, "target": sorted(set(y))},
     )  # fmt: skip
     classes = np.asarray(fitted.classes)
@@ -219,7 +273,7 @@ def table_predictions(*, exp: Mapping[str, Any], seed: int) -> pd.DataFrame:
         pred = scores.pop("prediction").to_numpy()
         rob = robustness(
             fitted, pd.DataFrame(c, columns=names), bootstrap=int(exp["n_bootstrap"]),
-            seed=block_int_seed(seed, "table_bootstrap", case),
+            seed=block_int_seed(seed, "table_bootstrap", case, split),
         )  # fmt: skip
         if not np.array_equal(np.searchsorted(classes, rob["prediction"].to_numpy()), pred):
             raise ValueError("the NBC's robustness predictions differ from its probabilities'")
@@ -237,6 +291,7 @@ def table_predictions(*, exp: Mapping[str, Any], seed: int) -> pd.DataFrame:
                 label=label_idx[test],
                 prediction=pred,
                 scores={**extra, **scores},
+                split=split,
             )  # fmt: skip
         )
     return pd.concat(parts, ignore_index=True)

@@ -46,6 +46,7 @@ __all__ = [
     "iris_noise",
     "marginals_at",
     "mnist_features",
+    "ordered_weighted_sums",
     "pima_marginals",
     "pima_noise",
     "random_correlation",
@@ -74,8 +75,8 @@ PIMA_ROWS = 724
 
 RESIZE_METHODS = ("area", "adaptive")
 #: Images resized per step of :func:`resize_images` (memory only: each image's pixels are the
-#: same whatever the step, ``tests/trees/test_data.py``). The whole float64 copy of 60,000
-#: images (376 MB) cost a second of fresh pages per job; a step's copy stays in the cache.
+#: same bytes whatever the step, ``tests/trees/test_data.py``). The whole float64 copy of 60,000
+#: images (376 MB) cost a second of fresh pages per job; a step's copies stay in the cache.
 RESIZE_CHUNK = 2048
 
 
@@ -120,6 +121,41 @@ def adaptive_weights(n_in: int, n_out: int) -> np.ndarray:
     return weights
 
 
+def ordered_weighted_sums(x: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """``out[j] = sum_k weights[j, k] x[k]`` along the first axis of ``x``, in a fixed order.
+
+    ``x`` has shape ``(K, ...)`` and ``weights`` ``(J, K)`` (non-negative, each row with at
+    least one non-zero entry); the result has shape ``(J, ...)``. Each output is the sequential
+    sum over ``k`` ascending of the non-zero terms, each product and each sum rounded to float64
+    once::
+
+        out[j] = ((w[j, k0] x[k0] + w[j, k1] x[k1]) + w[j, k2] x[k2]) + ...
+
+    It is built from numpy's element-wise ``multiply`` and ``add`` only, one whole term at a
+    time: each element of their results is one IEEE-754 operation, correctly rounded, so SIMD
+    width and CPU dispatch change how many elements a step computes, never its value. No BLAS,
+    no numpy reduction or ``matmul`` (both may sum in an order chosen by the CPU), no fused
+    multiply-add. Skipping the zero weights changes nothing: with ``x >= 0`` a zero term adds
+    ``+0.0``, which leaves a sum unchanged.
+    """
+    x = np.asarray(x, dtype=np.float64)
+    weights = np.asarray(weights, dtype=np.float64)
+    if weights.ndim != 2 or weights.shape[1] != x.shape[0]:
+        raise ValueError(
+            f"weights of shape {weights.shape} do not match {x.shape[0]} terms along axis 0"
+        )
+    out = np.zeros((weights.shape[0], *x.shape[1:]))
+    term = np.empty(x.shape[1:])
+    for j, row in enumerate(weights):
+        terms = np.flatnonzero(row)
+        if len(terms):
+            np.multiply(x[terms[0]], row[terms[0]], out=out[j])
+        for k in terms[1:]:
+            np.multiply(x[k], row[k], out=term)
+            np.add(out[j], term, out=out[j])
+    return out
+
+
 def resize_images(images: np.ndarray, size: int, method: str = "area") -> np.ndarray:
     """Resize ``(n, h, w)`` images to ``(n, size, size)`` float64 on the [0, 1] scale.
 
@@ -127,7 +163,23 @@ def resize_images(images: np.ndarray, size: int, method: str = "area") -> np.nda
     (``method="area"``) or :func:`adaptive_weights` (``method="adaptive"``, PyTorch's
     ``mode="area"``). uint8 input is divided by 255 first ("normalised", Section 5.2);
     float input must already lie in [0, 1]. Both maps are averages, so a constant image stays
-    constant and the result stays in [0, 1]. Computed :data:`RESIZE_CHUNK` images at a time.
+    constant and the result stays in [0, 1].
+
+    Order of summation (fixed, so that the resized bytes are the same on every machine and
+    for any :data:`RESIZE_CHUNK`): along each image row first, then down the columns,
+
+        r[h, j]   = sum_{w ascending} W_w[j, w] x[h, w]
+        out[i, j] = sum_{h ascending} W_h[i, h] r[h, j]
+
+    each sum sequential from its first non-zero term (:func:`ordered_weighted_sums`), every
+    product and sum rounded to float64 once, then clipped to [0, 1]. A BLAS product
+    (``np.einsum(..., optimize=True)``, ``@``) sums in an order that the BLAS library picks by
+    CPU (OpenBLAS's kernels for SSE, AVX2 and AVX-512 round differently) and by batch size,
+    so its last bits differ between machines; this order does not depend on BLAS, SIMD width
+    or chunk size. For uint8 input every non-zero term is at least ``1 / (255 n_in)`` times a
+    weight (no subnormal numbers), so flush-to-zero modes do not matter either. Computed
+    :data:`RESIZE_CHUNK` images at a time, pixels-major (each element-wise step covers a
+    chunk's images at once).
     """
     images = np.asarray(images)
     if images.ndim != 3:
@@ -148,7 +200,10 @@ def resize_images(images: np.ndarray, size: int, method: str = "area") -> np.nda
             part = np.divide(part, 255.0, dtype=np.float64)  # = astype(float64) / 255
         else:
             part = part.astype(np.float64)
-        out[lo : lo + RESIZE_CHUNK] = np.einsum("ih,nhw,jw->nij", w_h, part, w_w, optimize=True)
+        by_column = np.ascontiguousarray(part.transpose(2, 1, 0))  # x[w, h, n]
+        rows = ordered_weighted_sums(by_column, w_w)  # r[j, h, n]
+        cells = ordered_weighted_sums(rows.transpose(1, 0, 2), w_h)  # out[i, j, n]
+        out[lo : lo + RESIZE_CHUNK] = cells.transpose(2, 0, 1)
     return np.clip(out, 0.0, 1.0, out=out)
 
 

@@ -1,0 +1,214 @@
+"""Dynamic selection by robustness (RS-D, RS-I): cuts against a brute-force search over every
+threshold, the reference code's positional rule where ratios have no ties, the selector on
+fitted scikit-learn models, and its refusals."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from reliquant.compare import (
+    RobustnessSelector,
+    protocol_log_ratio,
+    robustness_ratio,
+    rs_d_cut,
+    rs_i_cut,
+)
+
+
+# ------------------------------------------------------------------ brute force
+def _thresholds(q: np.ndarray) -> list[float]:
+    """Every threshold that splits the ratios differently: -inf and each distinct value."""
+    return [-np.inf, *np.unique(q).tolist()]
+
+
+def _accuracy(q, r1, r2, c) -> Fraction:
+    """Exact (a rational), so that equal accuracies of two cuts compare equal."""
+    return Fraction(int(np.where(q > c, r2, r1).sum()), q.size)
+
+
+def brute_rs_d(q, r1, r2) -> float:
+    """RS-D by trying every threshold in ascending order: cuts at the distinct ratios (never
+    -inf: the smallest ratio stays with M1), first maximum, the largest ratio as +inf."""
+    values = np.unique(q)
+    best_c, best = None, Fraction(-1)
+    for c in values:
+        acc = _accuracy(q, r1, r2, c)
+        if acc > best:
+            best_c, best = c, acc
+    return float("inf") if best_c == values[-1] else float(best_c)
+
+
+def brute_rs_i(q, r1, r2) -> float:
+    """RS-I by trying every threshold: the gain of M2 over M1 on the predictions above it."""
+    best_c, best = None, Fraction(-2)
+    for c in _thresholds(q):
+        above = q > c
+        if not above.any():
+            continue
+        gain = Fraction(int(r2[above].sum()) - int(r1[above].sum()), int(above.sum()))
+        if gain > best:
+            best_c, best = c, gain
+    return float(best_c) if best > 0 else float("inf")
+
+
+def reference_rs_d(q, r1, r2) -> float:
+    """The reference code's positional RS-D on ratios without ties: rows sorted by q, M1 on
+    positions 0..i and M2 after, the first i of most right predictions."""
+    order = np.argsort(q)
+    a, b = r1[order].astype(int), r2[order].astype(int)
+    right = [a[: i + 1].sum() + b[i + 1 :].sum() for i in range(q.size)]
+    i = int(np.argmax(right))
+    cut = q[order][i]
+    return float("inf") if cut == q.max() else float(cut)
+
+
+cases = st.integers(min_value=1, max_value=40).flatmap(
+    lambda n: st.tuples(
+        st.lists(st.integers(0, 6), min_size=n, max_size=n),  # few values: many ties
+        st.lists(st.booleans(), min_size=n, max_size=n),
+        st.lists(st.booleans(), min_size=n, max_size=n),
+    )
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(cases)
+def test_cuts_equal_a_brute_force_search_over_every_threshold(case):
+    q, r1, r2 = (np.array(v) for v in case)
+    q = q.astype(float) / 3.0
+    assert rs_d_cut(q, r1, r2) == brute_rs_d(q, r1, r2)
+    assert rs_i_cut(q, r1, r2) == brute_rs_i(q, r1, r2)
+
+
+@settings(max_examples=100, deadline=None)
+@given(cases)
+def test_rs_d_never_worse_on_validation_than_m1_alone(case):
+    q, r1, r2 = (np.array(v) for v in case)
+    q = q.astype(float)
+    assert _accuracy(q, r1, r2, rs_d_cut(q, r1, r2)) >= Fraction(int(r1.sum()), r1.size)
+
+
+def test_rs_d_equals_the_reference_positional_rule_without_ties():
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        n = int(rng.integers(2, 60))
+        q = rng.permutation(rng.exponential(size=n))
+        r1, r2 = rng.random(n) < 0.7, rng.random(n) < 0.6
+        assert rs_d_cut(q, r1, r2) == reference_rs_d(q, r1, r2)
+
+
+def test_cuts_do_not_depend_on_the_row_order():
+    rng = np.random.default_rng(5)
+    q = rng.integers(0, 5, 80).astype(float)
+    r1, r2 = rng.random(80) < 0.6, rng.random(80) < 0.6
+    perm = rng.permutation(80)
+    for cut in (rs_d_cut, rs_i_cut):
+        assert cut(q, r1, r2) == cut(q[perm], r1[perm], r2[perm])
+
+
+def test_rs_i_is_m1_everywhere_when_m2_never_gains():
+    q = np.array([0.5, 1.0, 2.0])
+    assert rs_i_cut(q, [True, True, True], [False, True, True]) == np.inf
+    # M2 right where M1 is wrong, on the two most M2-robust predictions
+    assert rs_i_cut(q, [True, False, False], [True, True, True]) == 0.5
+
+
+# -------------------------------------------------------------- the ratio
+def test_protocol_log_ratio_clamps_only_zero_second_probabilities():
+    p = np.array([[0.9, 0.1, 0.0], [0.9995, 0.0005, 0.0], [1.0, 0.0, 0.0]])
+    r = protocol_log_ratio(p)
+    np.testing.assert_allclose(r, [np.log(9.0), np.log(0.9995 / 0.0005), -np.log(0.001)])
+
+
+def test_robustness_ratio_conventions_and_refusals():
+    q = robustness_ratio([2.0, 0.0, 0.0], [1.0, 3.0, 0.0])
+    np.testing.assert_array_equal(q, [0.5, np.inf, 1.0])
+    with pytest.raises(ValueError, match="s2 must be finite and >= 0.*row 1"):
+        robustness_ratio([1.0, 1.0], [1.0, -0.5])
+
+
+# -------------------------------------------------------- fitted models
+@pytest.fixture(scope="module")
+def fitted():
+    from sklearn.datasets import make_classification
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.naive_bayes import GaussianNB
+    from sklearn.tree import DecisionTreeClassifier
+
+    X, y = make_classification(
+        n_samples=900, n_features=6, n_informative=4, n_classes=3, random_state=0
+    )
+    models = [
+        GaussianNB().fit(X[:300], y[:300]),
+        LogisticRegression(max_iter=500).fit(X[:300], y[:300]),
+        DecisionTreeClassifier(max_depth=4, random_state=0).fit(X[:300], y[:300]),
+    ]
+    return models, (X[300:600], y[300:600]), (X[600:], y[600:])
+
+
+@pytest.mark.parametrize("rule", ["RS-D", "RS-I"])
+def test_selector_applies_its_cut_as_recomputed_by_hand(fitted, rule):
+    models, (Xv, yv), (Xt, yt) = fitted
+    sel = RobustnessSelector(models, rule=rule).fit(Xv, yv)
+    acc = [np.mean(m.predict(Xv) == yv) for m in models]
+    np.testing.assert_allclose(sel.validation_accuracies_, acc)
+    order = np.argsort(-np.array(acc), kind="stable")
+    assert (sel.first_, sel.second_) == (order[0], order[1])
+    m1, m2 = models[sel.first_], models[sel.second_]
+
+    # the ratio by hand: log p1 - log p2 of each model, a zero p2 replaced by 0.001
+    def r(m, X):
+        p = np.sort(m.predict_proba(X), axis=1)
+        return np.log(p[:, -1]) - np.log(np.where(p[:, -2] > 0, p[:, -2], 0.001))
+
+    qv = robustness_ratio(r(m1, Xv), r(m2, Xv))
+    cut = (brute_rs_d if rule == "RS-D" else brute_rs_i)(
+        qv, m1.predict(Xv) == yv, m2.predict(Xv) == yv
+    )
+    assert sel.cut_ == cut
+    qt = robustness_ratio(r(m1, Xt), r(m2, Xt))
+    expected = np.where(qt > cut, m2.predict(Xt), m1.predict(Xt))
+    np.testing.assert_array_equal(sel.predict(Xt), expected)
+    proba = sel.predict_proba(Xt)
+    np.testing.assert_array_equal(proba[qt > cut], m2.predict_proba(Xt)[qt > cut])
+    np.testing.assert_array_equal(proba[qt <= cut], m1.predict_proba(Xt)[qt <= cut])
+    assert sel.score(Xt, yt) == pytest.approx(np.mean(expected == yt))
+    if rule == "RS-D":
+        assert sel.validation_accuracy_ >= max(acc)
+
+
+def test_selector_takes_any_nonnegative_robustness(fitted):
+    models, (Xv, yv), (Xt, _) = fitted
+    margin = lambda p: np.sort(p, axis=1)[:, -1] - np.sort(p, axis=1)[:, -2]  # noqa: E731
+    sel = RobustnessSelector(models, robustness=margin).fit(Xv, yv)
+    m1, m2 = models[sel.first_], models[sel.second_]
+    qt = robustness_ratio(margin(m1.predict_proba(Xt)), margin(m2.predict_proba(Xt)))
+    np.testing.assert_array_equal(sel.use_second(Xt), qt > sel.cut_)
+
+
+def test_selector_refusals(fitted):
+    from sklearn.linear_model import LogisticRegression
+
+    models, (Xv, yv), _ = fitted
+    with pytest.raises(ValueError, match="at least two fitted models"):
+        RobustnessSelector(models[:1]).fit(Xv, yv)
+    two_class = LogisticRegression().fit(Xv[yv < 2], yv[yv < 2])
+    with pytest.raises(ValueError, match=r"disagree on their classes.*\[0, 1, 2\].*\[0, 1\]"):
+        RobustnessSelector([models[0], two_class]).fit(Xv, yv)
+    with pytest.raises(ValueError, match="one class only"):
+        RobustnessSelector(models).fit(Xv[yv == 1], yv[yv == 1])
+    with pytest.raises(ValueError, match="labels the models do not know.*'1'"):
+        RobustnessSelector(models).fit(Xv, yv.astype(str))
+    with pytest.raises(ValueError, match="rule must be one of"):
+        RobustnessSelector(models, rule="RS-X").fit(Xv, yv)
+    with pytest.raises(TypeError, match=r"models\[1\].*not a fitted classifier"):
+        RobustnessSelector([models[0], LogisticRegression()]).fit(Xv, yv)
+    with pytest.raises(ValueError, match="robustness of models.*finite and >= 0"):
+        RobustnessSelector(models, robustness=lambda p: -p.max(axis=1)).fit(Xv, yv)
+    with pytest.raises(RuntimeError, match="not fitted"):
+        RobustnessSelector(models).predict(Xv)
