@@ -35,6 +35,8 @@ from jsonschema import Draft202012Validator, validators
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
+from reliquant.core.errors import ConfigError
+
 __all__ = [
     "ConfigError",
     "NONFINITE_ALLOWED",
@@ -69,10 +71,6 @@ def load_config(
     for file in (path, *overlays):
         config = merge(config, read_config_file(file))
     return config
-
-
-class ConfigError(ValueError):
-    """A configuration file or value the workflow cannot run with; the message names it."""
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
