@@ -423,6 +423,7 @@ def repo_copy(tmp_path_factory):
         ),
     ],
 )
+@pytest.mark.slow
 def test_snakemake_dry_run_refuses_the_value_before_any_job(repo_copy, text, line):
     (repo_copy / "bad.yaml").write_text(text)
     proc = snakemake(repo_copy, "-n", "--configfile", "bad.yaml", check=False, timeout=300)

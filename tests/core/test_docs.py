@@ -36,6 +36,7 @@ PAGES = [
     "docs/pmnist.md",
     "docs/mlm.md",
     "docs/compare.md",
+    "docs/benchmarks.md",
 ]
 
 

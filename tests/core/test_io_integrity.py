@@ -90,6 +90,7 @@ def _same(got: pa.Table, ref: pa.Table) -> bool:
 
 
 # ----------------------------------------------------------------------------- bit flips
+@pytest.mark.slow
 def test_every_flipped_bit_is_caught_or_harmless(stats_file):
     """The acceptance test of the damaged-intermediate bullet of issue 22: flip each bit of a
     small intermediate in turn; every read either raises an error naming the file or returns
@@ -273,6 +274,7 @@ def test_a_file_without_a_digest_is_refused_unless_it_is_a_users_table(tmp_path,
     st.lists(st.one_of(st.none(), st.integers(-(2**40), 2**40)), min_size=1, max_size=12),
     st.integers(1, 5),
 )
+@pytest.mark.slow
 def test_the_digest_does_not_depend_on_batching_or_representation(strings, ints, size):
     n = min(len(strings), len(ints))
     table = pa.table(

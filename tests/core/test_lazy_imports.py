@@ -110,6 +110,7 @@ def test_lazy_package_names_are_their_modules_objects(package: str) -> None:
         module.no_such_name  # noqa: B018
 
 
+@pytest.mark.slow
 def test_importing_robustness_compiles_the_kernel_before_any_budget() -> None:
     """``import reliquant.trees`` alone loads no numba; importing ``robustness`` from it does,
     and compiles (or loads) the sampling kernel then: the kernels of a one-stump plan are

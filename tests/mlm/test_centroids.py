@@ -120,6 +120,7 @@ print(result.n_iter, hashlib.sha256(result.centroids.tobytes()).hexdigest())
 """
 
 
+@pytest.mark.slow
 def test_refined_centroids_do_not_depend_on_the_threads_allowed():
     """scikit-learn's Lloyd iterations add per-thread partial sums, so their rounding follows
     the number of OpenMP threads (``OMP_NUM_THREADS``, which Snakemake sets to a job's

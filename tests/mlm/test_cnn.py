@@ -61,6 +61,7 @@ def _mnist_subset(n_train: int, n_test: int):
     return xi[:n_train], yi[:n_train], xi[-n_test:], yi[-n_test:]
 
 
+@pytest.mark.slow
 def test_tiny_training_is_deterministic_and_learns(tmp_path):
     x, y, xt, yt = _mnist_subset(400, 400)
     kw = dict(epochs=4, lr=0.1, batch_size=16, seed=3, test_images=xt, test_labels=yt, threads=1)
@@ -93,6 +94,7 @@ def test_tiny_training_is_deterministic_and_learns(tmp_path):
         assert torch.equal(loaded(xb), a.model.eval()(xb))
 
 
+@pytest.mark.slow
 def test_accuracy_does_not_depend_on_the_evaluation_batch():
     """The per-epoch test accuracy is scored 256 rows at a time: every row's logits equal
     those of one pass over all rows (and of other batch sizes) bit for bit, so the training

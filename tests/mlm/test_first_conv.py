@@ -60,6 +60,7 @@ for case, (n, h, w, scale) in enumerate([
 
 
 @pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="pinning: x86-64 only")
+@pytest.mark.slow
 def test_pinned_gradients_and_training_are_pytorchs_bit_for_bit(tmp_path):
     """With the CPU kernels pinned, the kernel's weight and bias gradients equal PyTorch's in
     every bit for every case, underflowing ones included; the first-use check refuses a

@@ -217,6 +217,7 @@ def test_score_image_file_names_the_file_without_image_columns(model, tmp_path):
         inference.score_image_file(model, bad)
 
 
+@pytest.mark.slow
 def test_file_scores_do_not_depend_on_chunk_rows_or_batch_size(model, images, tmp_path):
     """mlm.infer.chunk_rows and batch_size are speed settings (read from the config, not rule
     params): the scored table is bit-equal whatever they are, tiny chunks included."""

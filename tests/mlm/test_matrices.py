@@ -240,6 +240,7 @@ def test_matrix_shape_errors_name_k():
     assert mlm.long_to_matrix(big, "d").shape == (300, 300)
 
 
+@pytest.mark.slow
 def test_package_imports_without_torch():
     """reliquant.mlm's matrix functions work on any classifier's softmax: importing the package
     (and using a non-torch name) does not import torch; the torch names load on first use."""

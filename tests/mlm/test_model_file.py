@@ -129,6 +129,7 @@ def test_dry_run_with_a_model_file_plans_no_training(weights, tmp_path):
         ({"source": "download"}, "source"),
     ],
 )
+@pytest.mark.slow
 def test_bad_model_config_fails_naming_the_key(tmp_path, model, expected):
     proc = snakemake(REPO, "-n", "--configfile", _overlay(tmp_path, model), check=False)
     out = proc.stdout + proc.stderr
@@ -175,6 +176,7 @@ def test_accuracy_report_runs_on_the_not_trained_here_log():
     assert report.comparison["ours"].isna().sum() == 2  # the two CNN accuracies
 
 
+@pytest.mark.slow
 def test_dry_run_with_a_missing_model_file_fails_naming_it(tmp_path):
     """No silent fallback to training when mlm.model.path does not exist."""
     missing = tmp_path / "nowhere.pt"

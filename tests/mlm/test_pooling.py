@@ -76,6 +76,7 @@ def test_works_under_inference_mode():
 
 
 @pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.slow
 def test_training_gives_the_weights_atens_pooling_gives(monkeypatch, threads):
     """Two epochs on 512 images: the trained weights with the kernel and with ATen's pooling
     (the model before this kernel) are bit-identical, for 1 and 2 threads."""

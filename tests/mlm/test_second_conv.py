@@ -92,6 +92,7 @@ def _avx512() -> bool:
 
 @pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="pinning: x86-64 only")
 @pytest.mark.parametrize("target", ["native", "avx2"])
+@pytest.mark.slow
 def test_pinned_gradients_and_training_are_pytorchs_bit_for_bit(tmp_path, target):
     """With the CPU kernels pinned, the kernel's weight and bias gradients and the input
     gradient asked for alone equal PyTorch's full backward call in every bit for every

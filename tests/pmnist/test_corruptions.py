@@ -351,6 +351,7 @@ def param_strategy(param: R.Param) -> st.SearchStrategy:
 
 @settings(max_examples=60, deadline=None)
 @given(st.data())
+@pytest.mark.slow
 def test_compiled_pipeline_is_the_batch_code_for_any_parameters(data) -> None:
     name = data.draw(st.sampled_from(R.CORRUPTIONS))
     p = {k: data.draw(param_strategy(v), label=k) for k, v in R.REGISTRY[name].params.items()}

@@ -98,6 +98,7 @@ def test_certified_bounds_contain_the_exact_value(forest, data):
             assert r.lower <= r.ci_low <= r.ci_high <= r.upper
 
 
+@pytest.mark.slow
 def test_interval_coverage_over_many_cases(data):
     """At confidence 0.8, 120 cases: misses must stay below the 1e-3 binomial tail."""
     X, y = data
@@ -339,6 +340,7 @@ def test_norta_with_the_whole_budget_for_certification_still_answers(data):
     assert r.ci_low - 4.5 * se <= mc <= r.ci_high + 4.5 * se, (r, mc)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("budget", [0.3, 1.0])
 def test_a_timed_call_keeps_its_budget_as_a_user_times_it(budget):
     """The wall time of the whole call (reading the model included) stays within the
@@ -386,6 +388,7 @@ def test_a_batch_keeps_its_budgets_without_reruns(data):
     assert (frame["seconds"] <= budget_allowance(0.1)).mean() > 0.8 or frame["overrun"].all()
 
 
+@pytest.mark.slow
 def test_reading_the_model_is_charged_and_named(data, monkeypatch):
     """A model whose checks are slow: the call's ``seconds`` include reading it, and the
     result says that reading made it late; a batch reads the model once and its rows keep

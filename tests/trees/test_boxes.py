@@ -46,6 +46,7 @@ def iris():
     return X, y
 
 
+@pytest.mark.slow
 def test_grid_equals_brute_force_decision_tree(iris):
     X, y = iris
     ens = extract_ensemble(DecisionTreeClassifier(max_depth=3, random_state=0).fit(X, y))

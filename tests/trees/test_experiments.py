@@ -254,6 +254,7 @@ def _norta_monte_carlo(model, mu, specs, corr, n: int, seed: int) -> float:
     return float(np.mean(model.predict(x) == model.predict(mu[None, :])[0]))
 
 
+@pytest.mark.slow
 def test_a_pima_sensitivity_cell_repeats_the_direct_computation(raw_pima, pima_result):
     """The (variance, 2 rounds) cell from the building blocks: split, fit, noise, and the
     public ``robustness(model, x, Norta(marginals, correlation))`` per subject with the

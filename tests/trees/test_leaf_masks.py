@@ -117,6 +117,7 @@ def _plan(name, region, data):
 
 @pytest.mark.parametrize("name", MODELS)
 @pytest.mark.parametrize("region", ["everything", "box"])
+@pytest.mark.slow
 def test_masks_keep_exactly_the_leaf_each_walk_reaches(name, region, data):
     plan = _plan(name, region, data)[0]
     T = plan.n_live
@@ -140,6 +141,7 @@ def test_masks_keep_exactly_the_leaf_each_walk_reaches(name, region, data):
 
 @pytest.mark.parametrize("name", MODELS)
 @pytest.mark.parametrize("region", ["everything", "box"])
+@pytest.mark.slow
 def test_scores_from_masks_equal_the_walks_bit_for_bit(name, region, data):
     X, _ = data
     plan, ens, lo, hi = _plan(name, region, data)

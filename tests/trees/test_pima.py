@@ -62,6 +62,7 @@ def raw() -> pd.DataFrame:
     return pd.read_csv(path)
 
 
+@pytest.mark.slow
 def test_all_cells_at_once_equal_each_cell_on_its_own(raw):
     """Every cell's table computed subject by subject with the other cells (shared normal
     scores; one numba thread) equals the table pima_cell computes alone; so do pima()'s

@@ -460,6 +460,7 @@ def test_every_library_goes_to_its_reader(data):
     assert READERS.index(sklearn_boosting) < READERS.index(sklearn_trees)
 
 
+@pytest.mark.slow
 def test_the_entry_point_refuses_what_no_reader_takes(data):
     X, y = data
     with pytest.raises(ValueError, match="unsupported model type builtins.object") as err:

@@ -1,5 +1,6 @@
-"""The README's "Your own model and data" section: every ```python block runs as it is and
-gives what the text says, and its ```yaml block passes the config schema."""
+"""docs/library.md's "Your own model and data" and "Compare the scores on your own model"
+sections (moved there from the README): every ```python block runs as it is and gives what the
+text says, and the ```yaml block passes the config schema."""
 
 from __future__ import annotations
 
@@ -13,14 +14,15 @@ from workflow_helpers import REPO
 
 from reliquant.core.config import load_config, validate_config
 
-HEADING = "### Your own model and data"
+HEADING = "## Your own model and data"
+LIBRARY = REPO / "docs" / "library.md"
 SCHEMA = REPO / "workflow" / "schemas" / "config.schema.yaml"
 
 
 def section() -> str:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert readme.count(HEADING) == 1, f"the README needs exactly one {HEADING!r}"
-    return readme.split(HEADING, 1)[1].split("\n## ", 1)[0]
+    page = LIBRARY.read_text(encoding="utf-8")
+    assert page.count(HEADING) == 1, f"docs/library.md needs exactly one {HEADING!r}"
+    return page.split(HEADING, 1)[1].split("\n## ", 1)[0]
 
 
 def blocks(language: str) -> list[str]:
@@ -83,7 +85,7 @@ def _check_against_monte_carlo(code: str, namespace: dict, scores: pd.DataFrame)
 @pytest.mark.parametrize("code", blocks("python"), ids=lambda code: _name(code))
 def test_python_example_runs_and_gives_what_it_says(code):
     namespace: dict = {"__name__": "readme_example"}
-    exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - our own README
+    exec(compile(code, "docs/library.md", "exec"), namespace)  # noqa: S102 - our own docs
     if "result" in namespace:  # reliquant.trees.robustness: one RobustnessResult
         result = namespace["result"]
         _check_trees(pd.DataFrame([vars(result)]))
@@ -120,13 +122,13 @@ def test_yaml_example_passes_the_config_schema():
     validate_config(dict(load_config(REPO / "config.yaml"), custom=cases), SCHEMA)
 
 
-COMPARE_HEADING = "### Compare the scores on your own model"
+COMPARE_HEADING = "## Compare the scores on your own model"
 
 
 def compare_blocks() -> list[str]:
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    assert readme.count(COMPARE_HEADING) == 1, f"the README needs one {COMPARE_HEADING!r}"
-    text = readme.split(COMPARE_HEADING, 1)[1].split("\n## ", 1)[0]
+    page = LIBRARY.read_text(encoding="utf-8")
+    assert page.count(COMPARE_HEADING) == 1, f"docs/library.md needs one {COMPARE_HEADING!r}"
+    text = page.split(COMPARE_HEADING, 1)[1].split("\n## ", 1)[0]
     return re.findall(r"```python\n(.*?)```", text, flags=re.S)
 
 
@@ -142,7 +144,7 @@ def test_compare_example_runs_and_ranks_its_scores(code):
     from reliquant.compare import COMPARISON_COLUMNS
 
     namespace: dict = {"__name__": "readme_example"}
-    exec(compile(code, "README.md", "exec"), namespace)  # noqa: S102 - our own README
+    exec(compile(code, "docs/library.md", "exec"), namespace)  # noqa: S102 - our own docs
     comparison = namespace["comparison"]
     assert list(comparison.columns) == list(COMPARISON_COLUMNS)
     assert set(comparison["score"]) == set(namespace["scores"])

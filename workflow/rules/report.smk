@@ -52,6 +52,7 @@ DOC_PAGES = [
     "docs/pmnist.md",
     "docs/mlm.md",
     "docs/compare.md",
+    "docs/benchmarks.md",
 ]
 
 

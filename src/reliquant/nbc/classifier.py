@@ -57,7 +57,7 @@ class NBCModel:
     Attributes
     ----------
     log_prior : (K,) array, ``log p(c)``.
-    log_cond : tuple of N arrays, the i-th of shape (K, |F_i|), ``log p(f_i | c)``.
+    log_cond : tuple of N arrays, the i-th of shape ``(K, |F_i|)``, ``log p(f_i | c)``.
     alpha : the smoothing parameter used (eq. 18).
     """
 

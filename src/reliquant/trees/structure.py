@@ -265,18 +265,20 @@ class Tree:
 class TreeEnsemble:
     """A fitted tree model reduced to arrays.
 
-    trees: the trees in the library's order.
-    n_features: input dimension.
-    n_classes: number of classes (2 for a binary margin model).
-    rule: ``"le32"``, ``"lt32"``, ``"le64"`` or ``"le64z"``, see module docstring.
-    aggregation: ``"mean_proba"``, ``"margin"`` (float32) or ``"margin64"``.
-    classes: the labels ``predict`` returns (``classes[argmax]``).
-    tree_class: int[n_trees], the class a margin tree scores (all -1 for mean_proba).
-    base_margin: float64[n_classes], starting scores of a margin model (zeros otherwise).
-    source: a short description of the model it came from.
-    link: how scores become a label, one of ``LINKS`` (module docstring).
-    link_scale: the factor of the margin inside ``"sigmoid64"`` (LightGBM's ``sigmoid``).
-    feature_names: the names of the features, in the model's order, when the model knows
+    Attributes
+    ----------
+    trees : the trees in the library's order.
+    n_features : input dimension.
+    n_classes : number of classes (2 for a binary margin model).
+    rule : ``"le32"``, ``"lt32"``, ``"le64"`` or ``"le64z"``, see module docstring.
+    aggregation : ``"mean_proba"``, ``"margin"`` (float32) or ``"margin64"``.
+    classes : the labels ``predict`` returns (``classes[argmax]``).
+    tree_class : int[n_trees], the class a margin tree scores (all -1 for mean_proba).
+    base_margin : float64[n_classes], starting scores of a margin model (zeros otherwise).
+    source : a short description of the model it came from.
+    link : how scores become a label, one of ``LINKS`` (module docstring).
+    link_scale : the factor of the margin inside ``"sigmoid64"`` (LightGBM's ``sigmoid``).
+    feature_names : the names of the features, in the model's order, when the model knows
         them (fitted on a DataFrame); ``None`` otherwise. :func:`reliquant.trees.robustness`
         matches named inputs (a pandas Series or DataFrame) to them by name.
     """
