@@ -385,7 +385,8 @@ def test_a_batch_keeps_its_budgets_without_reruns(data):
     assert abs(wall - frame.attrs["seconds"]) < 0.05
     assert wall < budget_allowance(len(rows) * 0.1) + 1.0, wall  # a shared machine's slack
     assert frame["estimate"].notna().all() and (frame["n_draws"] > 0).all()
-    assert (frame["seconds"] <= budget_allowance(0.1)).mean() > 0.8 or frame["overrun"].all()
+    # each row: within its budget's allowance, or it says why not (a busy machine)
+    assert ((frame["seconds"] <= budget_allowance(0.1)) | (frame["overrun"] != "")).all()
 
 
 @pytest.mark.slow
