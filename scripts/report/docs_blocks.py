@@ -29,6 +29,7 @@ blocks = merge_blocks(
         read_frame(inp.mlm_accuracy),
         read_frame(inp.mlm_matrices),
         read_frame(inp.mlm_misclustered),
+        read_frame(inp.mlm_confusion),
     ),
     pmnist_blocks(read_frame(inp.pmnist_stats)),
     {"pmnist_pixel_means": Path(inp.pmnist_summary).read_text(encoding="utf-8")},

@@ -177,8 +177,11 @@ def test_tree_robustness_xgboost_per_feature_variances_follow_the_columns() -> N
     det = {"max_boxes": 100_000, "max_draws": 20_000}
     ordered = tree_robustness(model, rows, Gaussian(variance), seed=0, **det)
     flipped = rows[rows.columns[::-1]]
-    got = tree_robustness(model, flipped, Gaussian(variance[::-1]), seed=0, **det)
+    named = pd.Series(variance, index=rows.columns)  # by name: matched like the columns
+    got = tree_robustness(model, flipped, Gaussian(named[::-1]), seed=0, **det)
     np.testing.assert_array_equal(got, ordered)
+    with pytest.raises(ValueError, match="not clear which feature each entry belongs to"):
+        tree_robustness(model, flipped, Gaussian(variance[::-1]), seed=0, **det)  # plain
     lo, hi = monte_carlo_in_model_order(model, rows, variance)
     assert ordered.min() < 0.9
     assert ((lo <= ordered) & (ordered <= hi)).all(), (ordered, lo, hi)
@@ -225,3 +228,27 @@ def test_tree_robustness_arguments_are_named(forest) -> None:
         tree_robustness(rf, X, Gaussian(VARIANCE), seed=None)
     with pytest.raises(TypeError, match=r"time_budget must be a finite number > 0; got '1'"):
         tree_robustness(rf, X, Gaussian(VARIANCE), time_budget="1")
+
+
+def test_tree_robustness_scores_each_row_once_within_its_budget(monkeypatch) -> None:
+    """Rows whose certification used the whole budget used to be rerun silently with four
+    times the budget (``seconds`` showing the last attempt only): now each row is one call,
+    and the whole call keeps ``n`` budgets plus the tolerance."""
+    import time
+
+    from sklearn.datasets import load_digits
+
+    import reliquant.trees as trees
+    from reliquant.trees.anytime import budget_allowance
+
+    X, y = load_digits(return_X_y=True)
+    model = RandomForestClassifier(100, random_state=0).fit(X[:1200] / 16, y[:1200])
+    calls = []
+    real = trees.robustness_batch
+    monkeypatch.setattr(trees, "robustness_batch", lambda *a, **k: calls.append(1) or real(*a, **k))
+    t = time.perf_counter()
+    frame = tree_robustness(model, X[1200:1215] / 16, Gaussian(0.01), time_budget=0.1,
+                            return_frame=True)  # fmt: skip
+    wall = time.perf_counter() - t
+    assert calls == [1] and frame["estimate"].notna().all() and (frame["n_draws"] > 0).all()
+    assert wall < budget_allowance(15 * 0.1) + 1.0, wall  # a shared machine's slack

@@ -430,3 +430,21 @@ def test_snakemake_dry_run_refuses_the_value_before_any_job(repo_copy, text, lin
     assert proc.returncode != 0
     assert line in proc.stdout + proc.stderr
     assert "Job stats" not in proc.stdout
+
+
+def test_the_checker_checks_custom_files(tmp_path, capsys, monkeypatch):
+    """``python -m reliquant.core.config mine.yaml`` said "ok" for custom cases whose files do
+    not exist (only Snakemake caught it later); it now checks them as the workflow does."""
+    monkeypatch.chdir(REPO)
+    mine = tmp_path / "mine.yaml"
+    mine.write_text(
+        "custom:\n  - name: loans\n    kind: mlm\n    softmax: mine/nowhere/softmax.csv\n"
+    )
+    assert main([str(mine)]) == 1
+    out = capsys.readouterr().out
+    assert "custom case 'loans'" in out and "key 'softmax'" in out and "no such file" in out
+    table = tmp_path / "softmax.csv"
+    table.write_text("p0,p1,label\n0.9,0.1,0\n0.2,0.8,1\n")
+    mine.write_text(f"custom:\n  - name: loans\n    kind: mlm\n    softmax: {table}\n")
+    assert main([str(mine)]) == 0
+    assert "1 custom case(s) and their files checked" in capsys.readouterr().out

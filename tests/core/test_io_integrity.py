@@ -34,6 +34,7 @@ from reliquant.core.io import (
     remove_damaged_outputs,
     seal_zip,
     table_digest,
+    table_file_columns,
     table_file_rows,
     verify_zip_seal,
     write_frame,
@@ -261,7 +262,9 @@ def test_a_file_without_a_digest_is_refused_unless_it_is_a_users_table(tmp_path,
     with caplog.at_level(logging.WARNING, logger="reliquant.io"):
         assert read_table_file(path)["a"].tolist() == [1, 2]
         assert read_table(path, require_digest=False).num_rows == 2
-    assert "carries no reliquant.digest" in caplog.text
+        assert table_file_columns(path) == ["a"] and table_file_rows(path) == 2
+    # a user's own table: no warning about a record the project never asked them to write
+    assert "reliquant.digest" not in caplog.text
     assert list(damaged_outputs([path])) == [path]
 
 
@@ -375,3 +378,26 @@ def test_a_sealed_zip_reads_as_before_and_any_flipped_bit_is_caught(tmp_path):
         seal_zip(sealed)
     with pytest.raises(ValueError, match="zip archive"):
         seal_zip(b"plain bytes")
+
+
+def test_a_users_parquet_with_an_index_is_read_as_pandas_reads_it(tmp_path):
+    """DataFrame.to_parquet() stores a non-default index as columns (``__index_level_0__``,
+    or the index's name) that pandas restores as the index: they are no data columns."""
+    base = pd.DataFrame({"x": [1.0, 2.0, 3.0], "y": ["a", "b", "c"]})
+    frames = {
+        "unnamed": base.set_axis([10, 20, 30]),
+        "named": base.set_axis(pd.Index(["r1", "r2", "r3"], name="id")),
+        "multi": base.set_axis(pd.MultiIndex.from_tuples([(1, "a"), (1, "b"), (2, "a")])),
+        "range": base,
+        "sliced": pd.concat([base, base]).iloc[::2],
+    }
+    for name, frame in frames.items():
+        path = tmp_path / f"{name}.parquet"
+        frame.to_parquet(path)
+        expected = pd.read_parquet(path)
+        assert table_file_columns(path) == ["x", "y"], name
+        pd.testing.assert_frame_equal(read_table_file(path), expected)
+        pd.testing.assert_frame_equal(read_table_file(path, columns=["y"]), expected[["y"]])
+    # a plain pyarrow table (no pandas metadata) keeps every column
+    pq.write_table(pa.table({"__index_level_0__": [1], "x": [2.0]}), tmp_path / "plain.parquet")
+    assert table_file_columns(tmp_path / "plain.parquet") == ["__index_level_0__", "x"]

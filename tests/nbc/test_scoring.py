@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 from sklearn.naive_bayes import CategoricalNB
 
-from reliquant.nbc import CategoryEncoder, cv_alpha, fit_nbc, fit_table, robustness
+from reliquant.nbc import CategoryEncoder, cv_alpha, fit_nbc, fit_table, from_sklearn, robustness
 from reliquant.nbc.robustness_metrics import eps_loc_scalar
 
 
@@ -406,3 +406,33 @@ def test_non_string_column_names_work():
         robustness(fitted, frame.drop(columns="label")),
         robustness(fit_nbc(X, y, 3, [3] * 4, 1.0), X),
     )
+
+
+def test_a_pipeline_ending_in_categorical_nb_as_a_user_writes_it():
+    """``Pipeline([OrdinalEncoder, CategoricalNB])`` on a table of strings used to fail with
+    "TypeError ... got Pipeline": it is scored through its last step on the transformed
+    table, as its own predict does (the predictions are the pipeline's); eps_glob and eps_loc
+    equal the manual route (its last step on the transformed table); another last step says
+    so."""
+    from sklearn.naive_bayes import CategoricalNB
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OrdinalEncoder
+
+    rng = np.random.default_rng(5)
+    table = pd.DataFrame({"colour": rng.choice(["red", "green", "blue"], 200),
+                          "size": rng.choice(["S", "M", "L", "XL"], 200)})  # fmt: skip
+    y = np.where((table["colour"] == "red") | (table["size"] == "XL"), "keep", "drop")
+    pipe = make_pipeline(OrdinalEncoder(), CategoricalNB()).fit(table, y)
+    test = table.iloc[150:160].set_axis(range(10, 20))
+    got = robustness(pipe, test)
+    assert list(got["prediction"]) == list(pipe.predict(test))
+    assert list(got.index) == list(range(10, 20))
+    by_hand = robustness(pipe[-1], pipe[:-1].transform(test))  # the manual route
+    np.testing.assert_array_equal(got[["eps_glob", "eps_loc"]], by_hand[["eps_glob", "eps_loc"]])
+    with pytest.raises(TypeError, match=r"from_sklearn\(pipeline\[-1\]\).*pipeline\[:-1\]"):
+        from_sklearn(pipe)
+    from sklearn.linear_model import LogisticRegression
+
+    other = make_pipeline(OrdinalEncoder(), LogisticRegression()).fit(table, y)
+    with pytest.raises(TypeError, match="last step is LogisticRegression"):
+        robustness(other, test)

@@ -20,6 +20,8 @@ import skops.io as sio
 import xgboost as xgb
 from sklearn.ensemble import RandomForestClassifier
 
+from reliquant.core.custom import check_cases
+from reliquant.core.io import read_table_file
 from reliquant.trees import load_model
 from reliquant.trees.custom import check_model, run_case
 
@@ -127,3 +129,57 @@ def test_the_figure_shows_the_interval_not_empty_bounds(table):
     assert (table_["ci_high"] - table_["ci_low"] < 0.1).all()
     informative = run_case(forest, X.iloc[:5], case=_case(noise={"variance": 0.01}))
     assert "certified bounds" in [c.get_label() for c in informative.figure.axes[0].collections]
+
+
+def test_a_samples_parquet_written_by_pandas_with_its_index(table, tmp_path):
+    """A user's ``DataFrame.to_parquet()`` of test rows keeps their non-default index
+    (``__index_level_0__``); pandas restores it as the index, and so does the custom case:
+    it was read as a fifth feature column and the case refused."""
+    X, y = table
+    forest = RandomForestClassifier(n_estimators=4, max_depth=3, random_state=0).fit(X, y)
+    (tmp_path / "my").mkdir()
+    sio.dump(forest, tmp_path / "my/model.skops")
+    test_rows = X.iloc[200:210][SHUFFLED]  # index 200..209, columns in another order
+    test_rows.to_parquet(tmp_path / "my/s.parquet")
+    case = _case(samples="my/s.parquet")
+    check_cases([case], tmp_path)  # no error
+    assert check_model(case, tmp_path) == []
+    samples = read_table_file(tmp_path / "my/s.parquet")
+    pd.testing.assert_frame_equal(samples, pd.read_parquet(tmp_path / "my/s.parquet"))
+    got = run_case(forest, samples, case=case).table
+    assert list(got["label"]) == list(forest.predict(X.iloc[200:210]))
+    right = run_case(forest, X.iloc[200:210].reset_index(drop=True), case=_case()).table
+    np.testing.assert_array_equal(got["estimate"], right["estimate"])
+
+
+def _overlaps(boxes) -> bool:
+    return any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
+
+
+def test_the_figure_shows_every_mark_and_nothing_overlaps(table):
+    """What a user saw: the legend covered a point, a y-axis from 0.70 hid a certified
+    lower bound of 0, tick labels overlapped. Rendered and measured: every certified bound
+    lies inside the y-range, the legend's box meets neither panel, no two tick labels of an
+    axis overlap (40 samples with 4-digit row numbers)."""
+    from reliquant.trees.custom import _figure
+
+    n = 40
+    rng = np.random.default_rng(0)
+    est = np.clip(0.9 + 0.05 * rng.normal(size=n), 0.75, 1.0)
+    lower = np.where(np.arange(n) % 5 == 0, 0.0, est - 0.05)  # certified [0, 0.99]: informative
+    frame = pd.DataFrame({"row": np.arange(1000, 1000 + n), "estimate": est, "ci_low": est - 0.01,
+                          "ci_high": np.minimum(est + 0.01, 1.0), "lower": lower, "upper": 0.99,
+                          "exact": np.arange(n) % 7 == 0, "confidence": 0.95})  # fmt: skip
+    fig = _figure(frame, {"name": "mine"})
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    left, right = fig.axes
+    y0, y1 = left.get_ylim()
+    assert y0 < 0.0 <= lower.min() and y1 >= 1.0
+    (legend,) = fig.legends
+    box = legend.get_window_extent(renderer)
+    assert not any(box.overlaps(ax.get_window_extent(renderer)) for ax in fig.axes)
+    for ax in fig.axes:
+        for axis in (ax.xaxis, ax.yaxis):
+            labels = [t.get_window_extent(renderer) for t in axis.get_ticklabels() if t.get_text()]
+            assert len(labels) >= 2 and not _overlaps(labels)

@@ -68,34 +68,51 @@ def test_reordered_series_and_row_give_the_same_r(forest, table):
     assert positional.label != right.label
 
 
-def test_per_feature_noise_follows_the_columns(forest, table):
+def test_per_feature_noise_is_matched_by_name(forest, table):
     X, _ = table
     var = pd.Series([0.01, 0.02, 0.3, 0.04], index=NAMES)
     x = X.iloc[5]
     right = robustness(forest, x, Gaussian(var.to_numpy()), **DET)
     shuffled = x[SHUFFLED]
-    # a plain vector follows the input's column order; a named Series is matched by name
-    a = robustness(forest, shuffled, Gaussian(var[SHUFFLED].to_numpy()), **DET)
+    # named noise (Series, dict, DataFrame covariance) is matched by name, whatever its order
     b = robustness(forest, shuffled, Gaussian(var), **DET)
     c = robustness(forest, x, Gaussian(var[SHUFFLED]), **DET)
+    e = robustness(forest, shuffled, Gaussian(dict(var[SHUFFLED])), **DET)
     cov = pd.DataFrame(np.diag(var), index=NAMES, columns=NAMES)
     d = robustness(forest, shuffled, Gaussian(cov.loc[SHUFFLED, SHUFFLED]), **DET)
-    for r in (a, b, c, d):
+    for r in (b, c, d, e):
         assert (r.lower, r.upper, r.estimate) == (right.lower, right.upper, right.estimate)
     with pytest.raises(ValueError, match=r"noise variance.*\['a', 'b', 'c'\].*missing \['d'\]"):
         robustness(forest, x, Gaussian(var[["a", "b", "c"]]), **DET)
+    # a plain vector or matrix next to a reordered named input is ambiguous: refused
+    for plain in (var.to_numpy(), np.diag(var.to_numpy())):
+        with pytest.raises(ValueError, match=r"x: \['d', 'c', 'a', 'b'\]; model: \['a', 'b'"):
+            robustness(forest, shuffled, Gaussian(plain), **DET)
+    # ... unless reordering leaves it unchanged (equal variances)
+    same = robustness(forest, shuffled, Gaussian(np.full(4, 0.05)), **DET)
+    iso = robustness(forest, x, Gaussian(0.05), **DET)
+    assert (same.lower, same.upper, same.estimate) == (iso.lower, iso.upper, iso.estimate)
 
 
-def test_norta_noise_follows_the_columns(forest, table):
+def test_norta_noise_is_matched_by_name(forest, table):
     X, _ = table
     corr = np.eye(4)
     corr[0, 3] = corr[3, 0] = 0.5
     marg = [NormalMarginal(0.0, s) for s in (0.1, 0.2, 0.3, 0.4)]
     x = X.iloc[7]
-    p = [NAMES.index(n) for n in SHUFFLED]
     right = robustness(forest, x, Norta(marg, corr), **DET)
-    got = robustness(forest, x[SHUFFLED], Norta([marg[i] for i in p], corr[np.ix_(p, p)]), **DET)
+    by_name = dict(zip(NAMES, marg, strict=True))
+    named_corr = pd.DataFrame(corr, index=NAMES, columns=NAMES).loc[SHUFFLED, SHUFFLED]
+    got = robustness(forest, x[SHUFFLED], Norta(by_name, named_corr), **DET)
     assert (got.lower, got.upper, got.estimate) == (right.lower, right.upper, right.estimate)
+    with pytest.raises(ValueError, match=r"NORTA marginals \(a list\).*Norta\(\{name"):
+        robustness(forest, x[SHUFFLED], Norta(marg, named_corr), **DET)
+    with pytest.raises(ValueError, match=r"NORTA correlation \(a matrix\).*x: \['d'"):
+        robustness(forest, x[SHUFFLED], Norta(by_name, corr), **DET)
+    # an identity correlation reads the same in any order
+    a = robustness(forest, x[SHUFFLED], Norta(by_name, np.eye(4)), **DET)
+    b = robustness(forest, x, Norta(marg, np.eye(4)), **DET)
+    assert (a.lower, a.upper, a.estimate) == (b.lower, b.upper, b.estimate)
 
 
 def test_missing_or_unknown_names_are_refused_with_both_lists(forest, table):
@@ -185,5 +202,61 @@ def test_match_features_and_noise_in_model_order(forest, table):
     assert names == SHUFFLED and list(perm) == [2, 3, 1, 0]
     values, perm, names = match_features(X.iloc[0].to_numpy(), ens, one=True)
     assert perm is None and names is None
-    spec = noise_in_model_order(Gaussian(np.arange(4.0)), ens, np.array([2, 3, 1, 0]), SHUFFLED)
+    spec = noise_in_model_order(
+        Gaussian(pd.Series(np.arange(4.0), index=SHUFFLED)), ens, np.array([2, 3, 1, 0]), SHUFFLED
+    )
     np.testing.assert_array_equal(spec.variance, [2.0, 3.0, 1.0, 0.0])
+    with pytest.raises(ValueError, match="not clear which feature each entry belongs to"):
+        noise_in_model_order(Gaussian(np.arange(4.0)), ens, np.array([2, 3, 1, 0]), SHUFFLED)
+    plain = extract_ensemble(
+        RandomForestClassifier(n_estimators=2, max_depth=2).fit(X.to_numpy(), np.arange(400) % 2)
+    )
+    with pytest.raises(ValueError, match="neither the model nor x has feature names"):
+        noise_in_model_order(Gaussian({"a": 1.0}), plain, None, None)
+
+
+def test_training_order_noise_next_to_a_reordered_row_as_a_user_hits_it(forest, table):
+    """The user's case: a DataFrame-fitted forest, a test row as a DataFrame with its columns
+    in another order, per-feature variances in the training order. A plain vector is
+    refused (it used to be read in the row's order: another noise, no warning); given by
+    name it gives R, checked against 200,000 draws through the model's own predict."""
+    X, _ = table
+    row = X.iloc[[0]][SHUFFLED]
+    variances = [0.3, 0.001, 0.001, 0.001]  # training order: a, b, c, d
+    with pytest.raises(ValueError, match=r"x: \['d', 'c', 'a', 'b'\]; model: \['a', 'b', 'c', "
+                       r"'d'\].*pd\.Series\(variances, index=model_features\)"):  # fmt: skip
+        robustness(forest, row, Gaussian(np.array(variances)))
+    det = {"max_boxes": 200, "max_draws": 200_000}
+    right = robustness(forest, row, Gaussian(pd.Series(variances, index=NAMES)), **det)
+    as_dict = robustness(forest, row, Gaussian(dict(zip(NAMES, variances, strict=True))), **det)
+    misread = robustness(forest, row, Gaussian(pd.Series(variances, index=SHUFFLED)), **det)
+    rng = np.random.default_rng(20240532)
+    draws = X.iloc[0].to_numpy() + rng.normal(size=(200_000, 4)) * np.sqrt(variances)
+    label = forest.predict(X.iloc[[0]])[0]
+    mc = float(np.mean(forest.predict(pd.DataFrame(draws, columns=NAMES)) == label))
+    se = np.sqrt(mc * (1 - mc) / 200_000)
+    assert right.label == label and as_dict.estimate == right.estimate
+    assert abs(right.estimate - mc) < 5 * se + (right.ci_high - right.ci_low)
+    assert abs(misread.estimate - mc) > 0.1  # the old reading is far off: the test can fail
+
+
+def test_lightgbm_column_names_with_spaces_as_a_user_hits_it():
+    """LightGBM stores "blood pressure" as "blood_pressure" and its predict accepts the
+    original columns: so does robustness (it refused the row, with a long message), and
+    its answer agrees with 100,000 draws through the model's own predict."""
+    cols = ["blood pressure", "age (years)", "bmi"]
+    rng = np.random.default_rng(3)
+    X = pd.DataFrame(rng.normal(size=(400, 3)), columns=cols)
+    y = ((X["blood pressure"] + 0.5 * X["bmi"]) > 0).astype(int)
+    model = lgb.LGBMClassifier(n_estimators=8, num_leaves=4, verbose=-1).fit(X, y)
+    row = X.iloc[[4]][["bmi", "blood pressure", "age (years)"]]  # another order, too
+    det = {"max_boxes": 200, "max_draws": 100_000}
+    variances = pd.Series([0.2, 0.05, 0.3], index=cols)
+    r = robustness(model, row, Gaussian(variances), **det)
+    assert r.label == model.predict(X.iloc[[4]])[0]
+    draws = X.iloc[4].to_numpy() + rng.normal(size=(100_000, 3)) * np.sqrt(variances.to_numpy())
+    mc = float(np.mean(model.predict(pd.DataFrame(draws, columns=cols)) == r.label))
+    se = np.sqrt(max(mc * (1 - mc), 1e-6) / 100_000)
+    assert r.ci_low - 4.5 * se <= mc <= r.ci_high + 4.5 * se, (r, mc)
+    with pytest.raises(ValueError, match=r"missing \['bmi'\].*give them the model's names"):
+        robustness(model, row.rename(columns={"bmi": "BMI"}), Gaussian(0.1), **det)

@@ -104,6 +104,7 @@ rule docs_blocks:
         mlm_accuracy="results/mlm/accuracy.parquet",
         mlm_matrices="results/mlm/matrices.parquet",
         mlm_misclustered="results/mlm/misclustered.parquet",
+        mlm_confusion="results/mlm/confusion_test.parquet",
         pmnist_summary="results/pmnist/summary.md",
         pmnist_stats="results/pmnist/summary.parquet",
         compare_auarc="results/compare/auarc.parquet",

@@ -81,10 +81,9 @@ def tree_robustness(
     ``robustness_batch``'s per-row stream; ``kwargs`` go to :func:`reliquant.trees.robustness`
     (e.g. ``half_width``, or ``max_boxes`` with ``max_draws`` for seed-only determinism).
 
-    A row that drew nothing within ``time_budget`` (its answer has only certified bounds) is
-    scored again with a budget four times larger, up to four times; then a ``ValueError``
-    asks for a larger budget. Returns the ``estimate`` column, float64 ``(n,)`` (higher = more
-    robust), or with
+    Every row gets one call of ``time_budget`` (no reruns: a timed row always draws, and the
+    batch's wall time stays within its budgets, see :func:`reliquant.trees.robustness_batch`).
+    Returns the ``estimate`` column, float64 ``(n,)`` (higher = more robust), or with
     ``return_frame`` the whole table (``label``, ``lower``, ``upper``, ``estimate``,
     ``ci_low``, ``ci_high``, ``exact``, ``n_draws``, ...).
     """
@@ -103,24 +102,6 @@ def tree_robustness(
         if x.ndim != 2 or x.shape[0] == 0:
             raise ValueError(f"X must be 2-D (n_samples, n_features) with n >= 1; got {x.shape}")
     frame = robustness_batch(model, x, noise, seed=seed, time_budget=time_budget, **kwargs)
-    # A row that drew nothing within its budget (status ``bounds_only``, estimate NaN) cannot
-    # be ranked: it is scored again with a budget four times larger, at most four times.
-    budget = time_budget
-    for _ in range(4):
-        empty = np.flatnonzero(frame["estimate"].isna().to_numpy())
-        if empty.size == 0:
-            break
-        budget *= 4
-        rows = x.iloc[empty] if isinstance(x, pd.DataFrame) else x[empty]
-        again = robustness_batch(model, rows, noise, seed=seed, time_budget=budget, **kwargs)
-        again.index = frame.index[empty]
-        frame.loc[frame.index[empty], again.columns] = again
-    if frame["estimate"].isna().any():
-        rows = np.flatnonzero(frame["estimate"].isna().to_numpy()).tolist()
-        raise ValueError(
-            f"rows {rows[:10]} drew no sample even with time_budget={budget:g} s; "
-            "pass a larger time_budget"
-        )
     return frame if return_frame else frame["estimate"].to_numpy(dtype=np.float64)
 
 

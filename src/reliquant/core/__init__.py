@@ -4,9 +4,11 @@ Modules
 -------
 io           atomic parquet / figure / text writers, the uint8 image column codec
 seeding      per-block random generators derived from one config seed
-runlog       logging set-up and the progress-bar switch
+runlog       logging set-up and the progress-bar switch of workflow jobs
+progress     progress bars of long library calls (``progress=``; on in a terminal only)
 plotting     the shared figure style and palette
 datasets     checksum verification, IDX (MNIST) parsing and loading, Pima and Iris tables
+errors       ConfigError, shared by config and custom
 config       reading config.yaml (+ overlays) outside Snakemake, merged as Snakemake does
 paper        the one mechanism that sets a paper's numbers beside ours and checks its claims
 docs         generated blocks of the README and docs: find, fill, check (``python -m``)

@@ -35,6 +35,8 @@ from jsonschema import Draft202012Validator, validators
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
+from reliquant.core.errors import ConfigError
+
 __all__ = [
     "ConfigError",
     "NONFINITE_ALLOWED",
@@ -69,10 +71,6 @@ def load_config(
     for file in (path, *overlays):
         config = merge(config, read_config_file(file))
     return config
-
-
-class ConfigError(ValueError):
-    """A configuration file or value the workflow cannot run with; the message names it."""
 
 
 class _UniqueKeyLoader(yaml.SafeLoader):
@@ -455,9 +453,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     Snakemake parses ``--configfile`` overlays itself before any workflow code runs, and its
     message for a broken one ("Config file is not valid JSON or YAML") names no file: this
-    command finds it. Exit status 0 when valid, 1 with the problem printed otherwise.
+    command finds it. The ``custom:`` cases are checked as the workflow checks them when it
+    loads (:func:`reliquant.core.custom.check_cases`: files exist, suffixes, columns, digests;
+    paths relative to the working directory, the repository root). Exit status 0 when
+    valid, 1 with the problem printed otherwise.
     """
     import argparse
+
+    from reliquant.core.custom import check_cases  # it imports this module
 
     parser = argparse.ArgumentParser(prog="python -m reliquant.core.config")
     parser.add_argument("overlays", nargs="*", type=Path, help="--configfile overlays, in order")
@@ -467,11 +470,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         config = load_config(args.base, args.overlays)
         validate_config(config, args.schema)
+        check_cases(config.get("custom"), Path.cwd())
     except ConfigError as err:
         print(f"error: {err}")
         return 1
     names = ", ".join(str(p) for p in (args.base, *args.overlays))
-    print(f"ok: {names} merged and valid against {args.schema}")
+    cases = len(config.get("custom") or [])
+    checked = f"; {cases} custom case(s) and their files checked" if cases else ""
+    print(f"ok: {names} merged and valid against {args.schema}{checked}")
     return 0
 
 

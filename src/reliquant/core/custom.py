@@ -43,7 +43,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from reliquant.core.config import ConfigError
+from reliquant.core.errors import ConfigError
 from reliquant.core.io import TABLE_SUFFIXES, file_sha256, table_file_columns, table_file_rows
 
 __all__ = [

@@ -100,6 +100,7 @@ __all__ = [
     "image_type",
     "images_to_arrow",
     "open_parquet",
+    "pandas_index_columns",
     "read_frame",
     "read_table",
     "read_table_file",
@@ -387,7 +388,8 @@ def _read_record(metadata: pq.FileMetaData, path, require: bool) -> dict | None:
                 "damaged: delete it and rerun the step that writes it (snakemake rebuilds it); "
                 "a table of your own: write it with reliquant.core.io.write_table or write_frame",
             )
-        log.warning("%s carries no %s: only its page checksums are verified", path, DIGEST_KEY)
+        # a user's own table (require_digest=False): nothing for the user to do, no warning
+        log.debug("%s carries no %s: only its page checksums are verified", path, DIGEST_KEY)
         return None
     try:
         record = json.loads(raw)
@@ -583,7 +585,8 @@ def read_table(
     verified; any difference raises :class:`DamagedFileError` naming the file. ``filters``
     (pyarrow's DNF form) select rows after the check; ``schema`` selects and casts the
     columns (a misfit fails loudly). ``require_digest=False`` accepts a file without a
-    digest record (a user's table; only its page checksums are verified, with a warning).
+    digest record (a user's table; only its page checksums are verified, logged at debug
+    level: a file the project did not write has no record to carry).
     """
     wanted = (
         list(columns)
@@ -849,12 +852,30 @@ def _table_suffix(path: str | os.PathLike) -> str:
     return suffix
 
 
+def pandas_index_columns(schema: pa.Schema) -> list[str]:
+    """The columns of a parquet schema that pandas' own metadata marks as the index.
+
+    ``DataFrame.to_parquet()`` stores a non-default index as columns (``__index_level_0__``
+    for an unnamed one, the index's name otherwise) and lists them under ``index_columns``
+    in the ``pandas`` metadata; ``pandas.read_parquet`` restores them as the index, so they
+    are no data columns. A default ``RangeIndex`` is stored as a description, not a column;
+    a file without pandas metadata has none."""
+    try:
+        meta = schema.pandas_metadata or {}
+    except ValueError:  # metadata that is not JSON: pandas would fail; no index here
+        return []
+    names = set(schema.names)
+    return [c for c in meta.get("index_columns", []) if isinstance(c, str) and c in names]
+
+
 def table_file_columns(path: str | os.PathLike) -> list[str]:
-    """The column names of a CSV (its header row) or parquet file (its schema), without
-    reading the rows (a parquet file's footer is checked against its digest record, if any)."""
+    """The column names of a CSV (its header row) or parquet file (its schema, without the
+    index columns of pandas' metadata: :func:`pandas_index_columns`), without reading the
+    rows (a parquet file's footer is checked against its digest record, if any)."""
     if _table_suffix(path) == ".parquet":
         pf, _ = _open(path, require_digest=False)
-        return list(pf.schema_arrow.names)
+        index = set(pandas_index_columns(pf.schema_arrow))
+        return [n for n in pf.schema_arrow.names if n not in index]
     return [str(c) for c in pd.read_csv(path, nrows=0).columns]
 
 
@@ -872,10 +893,18 @@ def read_table_file(path: str | os.PathLike, columns: list[str] | None = None) -
     verified where the file has them, and its content digest where it has one), as a
     DataFrame; ``columns`` selects and orders them.
 
-    Anything else is a ValueError naming the file and the suffixes read.
+    A parquet file is read as ``pandas.read_parquet`` reads it: the index columns of its
+    pandas metadata (``DataFrame.to_parquet()`` with a non-default index) become the
+    frame's index, not data columns (:func:`pandas_index_columns`). Anything else is a
+    ValueError naming the file and the suffixes read.
     """
     if _table_suffix(path) == ".parquet":
-        return read_frame(path, columns=columns, require_digest=False)
+        if columns is None:
+            return read_frame(path, require_digest=False)
+        pf, _ = _open(path, require_digest=False)
+        index = [c for c in pandas_index_columns(pf.schema_arrow) if c not in columns]
+        frame = read_frame(path, columns=[*columns, *index], require_digest=False)
+        return frame[list(columns)]
     frame = pd.read_csv(path, usecols=columns)
     log.info("read %s: %d rows", path, len(frame))
     return frame if columns is None else frame[list(columns)]

@@ -39,7 +39,7 @@ from torch.nn import functional as F
 from tqdm.auto import tqdm
 
 from reliquant.core.io import atomic_path, file_sha256, frame_to_markdown, seal_zip, verify_zip_seal
-from reliquant.core.runlog import progress_enabled
+from reliquant.core.progress import show_progress
 from reliquant.core.seeding import block_int_seed
 from reliquant.mlm.determinism import describe_cpu_kernels, full_precision_cuda, pinned_level
 
@@ -256,7 +256,8 @@ def train_cnn(
     test_images, test_labels : optional; when given, test accuracy is logged after each epoch.
     momentum : SGD momentum (the paper states none; 0).
     threads : ``torch.set_num_threads`` for the duration of the call (``None``: unchanged).
-    progress : show a tqdm bar per epoch (default: on unless ``RELIQUANT_NO_PROGRESS``).
+    progress : show a tqdm bar per epoch (default: in a terminal only,
+        :func:`reliquant.core.progress.show_progress`).
     device : where to train (default CPU). The initial weights and the batch order do not
         depend on it; on CUDA, cuBLAS is put in its deterministic mode
         (``CUBLAS_WORKSPACE_CONFIG=:4096:8``, set only if not already set before CUDA starts)
@@ -278,7 +279,7 @@ def train_cnn(
     if test_images is not None:
         xt = normalise_images(test_images)
         yt = _check_labels(test_labels, len(xt), "test_labels")
-    show = progress_enabled() if progress is None else progress
+    show = show_progress(progress)
     if device.type == "cpu":
         if pinned_level() is None:
             log.warning(

@@ -54,6 +54,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from reliquant.core.io import arrow_to_images, open_parquet
+from reliquant.core.progress import progress_bar
 from reliquant.mlm.cnn import IMAGE_SIDE, N_CLASSES, MnistCNN, normalise_images
 from reliquant.mlm.determinism import describe_cpu_kernels, full_precision_cuda
 from reliquant.mlm.softmax import softmax_table
@@ -198,6 +199,7 @@ def predict_softmax(
     channels_last: bool = True,
     preprocess: Callable[[np.ndarray], torch.Tensor] | None = None,
     outputs: str | None = None,
+    progress: bool | None = None,
 ) -> np.ndarray:
     """Softmax outputs ``(n, K)`` float32 of ``model`` for a batch of inputs ``(n, ...)``.
 
@@ -221,14 +223,16 @@ def predict_softmax(
     do in the last bits (cuDNN and cuBLAS pick kernels by shape: up to 6e-8 between batches of
     128 and 4,096 on an H100). On the CPU in channels-last layout the paper's CNN runs through
     :func:`pooled_forward` (bit-identical to ``model``, checked on the first batch; see the
-    module doc).
+    module doc). ``progress``: a bar over the inputs with the time left
+    (:func:`reliquant.core.progress.show_progress`: by default on in a terminal only).
     """
     images, preprocess, outputs = _checked_inputs(
         model, images_uint8, batch_size, preprocess, outputs
     )
     model, device, fmt = _prepared(model, device, channels_last)
     forward = _forward_for(model, device, channels_last)
-    return _predict(model, images, batch_size, device, fmt, forward, preprocess, outputs)
+    return _predict(model, images, batch_size, device, fmt, forward, preprocess, outputs,
+                    progress)  # fmt: skip
 
 
 def _checked_inputs(
@@ -283,12 +287,14 @@ def _predict(
     forward: Callable[[torch.Tensor], torch.Tensor],
     preprocess: Callable[[np.ndarray], torch.Tensor],
     outputs: str,
+    progress: bool | None = False,
 ) -> np.ndarray:
     """The scoring loop of :func:`predict_softmax` (inputs checked, model prepared)."""
     rows = pass_rows(batch_size, device)
     step = rows if device.type == "cpu" else batch_size  # images per forward pass
     out: np.ndarray | None = None
-    with torch.inference_mode(), full_precision_cuda():
+    bar = progress_bar(total=len(images), desc="softmax", unit="input", progress=progress)
+    with torch.inference_mode(), full_precision_cuda(), bar:
         # an empty input still makes one (all-padding) pass, to learn K
         for start in range(0, max(len(images), 1), step):
             batch = images[start : start + step]
@@ -307,6 +313,7 @@ def _predict(
                     )
                 out = np.empty((len(images), probs.shape[-1]), dtype=np.float32)
             out[start : start + len(batch)] = probs.float().cpu().numpy()
+            bar.update(len(batch))
     return out
 
 

@@ -114,7 +114,7 @@ def _figure(table: pd.DataFrame, case: Mapping[str, Any]):
     from matplotlib.ticker import MaxNLocator
 
     apply_style()
-    fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.2), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.6), sharey=True)
     for ax, name, label in zip(
         axes,
         ("eps_glob", "eps_loc"),
@@ -133,12 +133,16 @@ def _figure(table: pd.DataFrame, case: Mapping[str, Any]):
                 color=[PALETTE[0], PALETTE[3]],
                 label=[f"correct ({int(ok.sum())})", f"wrong ({int((~ok).sum())})"],
             )
-            ax.legend(loc="upper right")
         else:
             ax.hist(values, bins=bins, color=PALETTE[0])
         ax.set_xlabel(label)
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=4))  # tick labels never overlap
     axes[0].set_ylabel("test rows")
     axes[0].yaxis.set_major_locator(MaxNLocator(integer=True))
+    if "correct" in table:  # one legend, below the panels, where it covers no bar
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="lower center", ncol=2, frameon=False)
+        fig.subplots_adjust(bottom=0.3, top=0.85)
     fig.suptitle(f"{case['name']}: Naive Bayes robustness of {len(table)} test rows")
     return fig
 

@@ -229,6 +229,26 @@ def _sort_key(v: Any) -> tuple[str, Any]:
     return (type(v).__name__, v)
 
 
+def _is_pipeline(model: Any) -> bool:
+    return type(model).__name__ == "Pipeline" and hasattr(model, "steps")
+
+
+def _unpipe(model: Any, X: Any) -> tuple[Any, Any]:
+    """A scikit-learn ``Pipeline`` whose last step is a ``CategoricalNB``, as that step and
+    ``X`` transformed by the steps before it (``pipeline[:-1].transform(X)``, what the
+    pipeline's own ``predict`` does); any other model and ``X`` as they come. A pipeline
+    that ends otherwise is a TypeError naming its last step."""
+    if not _is_pipeline(model):
+        return model, X
+    last = model.steps[-1][1]
+    if type(last).__name__ != "CategoricalNB":
+        raise TypeError(
+            f"the pipeline's last step is {type(last).__name__}: a pipeline is scored through "
+            "its last step, which must be a fitted sklearn.naive_bayes.CategoricalNB"
+        )
+    return last, model[:-1].transform(X) if len(model.steps) > 1 else X
+
+
 def from_sklearn(model: Any) -> NBCModel:
     """Our :class:`NBCModel` holding a fitted scikit-learn ``CategoricalNB``'s probabilities.
 
@@ -236,6 +256,12 @@ def from_sklearn(model: Any) -> NBCModel:
     frequency, unlike eq. 18), so the result reproduces *its* predictions exactly; features
     are its integer codes ``0 .. n_categories_[i] - 1``.
     """
+    if _is_pipeline(model):
+        raise TypeError(
+            "from_sklearn takes the CategoricalNB itself: from_sklearn(pipeline[-1]), with "
+            "the inputs transformed as pipeline[:-1].transform(X); robustness(pipeline, X) "
+            "takes the whole pipeline"
+        )
     if type(model).__name__ != "CategoricalNB" or not hasattr(model, "feature_log_prob_"):
         raise TypeError(
             f"expected a fitted sklearn.naive_bayes.CategoricalNB; got {type(model).__name__}"
@@ -385,6 +411,7 @@ def bootstrap_uncertainty(
     *,
     n_bootstrap: int,
     seed: int | np.random.Generator = 0,
+    progress: bool | None = None,
 ) -> dict[str, np.ndarray]:
     """The five uncertainty metrics of paper 000, Section 4, for every row of the codes ``X``.
 
@@ -399,6 +426,8 @@ def bootstrap_uncertainty(
     Resample i takes the i-th ``rng.integers(0, n, size=n)`` of ``seed``'s generator: an
     int seed is ``block_rng(seed, "bootstrap")``; a ``numpy.random.Generator`` is used as it
     is (the experiment passes the one that drew its CV folds). Entropies are in bits.
+    ``progress``: a bar over the M models (:func:`reliquant.core.progress.show_progress`:
+    by default on in a terminal only).
     """
     if isinstance(n_bootstrap, bool) or not isinstance(n_bootstrap, int | np.integer):
         raise TypeError(f"bootstrap must be an integer number of models; got {n_bootstrap!r}")
@@ -412,7 +441,7 @@ def bootstrap_uncertainty(
     rng = seed if isinstance(seed, np.random.Generator) else block_rng(int(seed), "bootstrap")
     cond = conditional(log_joint(model, X))
     members = bootstrap_conditionals(
-        X_train, y_train, k, n_values, model.alpha, X, n_bootstrap, rng
+        X_train, y_train, k, n_values, model.alpha, X, n_bootstrap, rng, progress=progress
     )
     return {
         "u_m": u_max_prob(cond),
@@ -429,6 +458,7 @@ def robustness(
     bootstrap: int | None = None,
     seed: int | np.random.Generator = 0,
     train: tuple[np.ndarray, np.ndarray] | None = None,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """One row per instance of ``X``: ``prediction`` (eq. 2, ties to the lowest class),
     ``eps_glob`` (eq. 13) and ``eps_loc`` (Theorem 6.1).
@@ -440,16 +470,20 @@ def robustness(
     position; predictions are class indices) or a fitted scikit-learn ``CategoricalNB``
     (``X`` integer codes; a DataFrame is matched by name to the model's
     ``feature_names_in_`` when it was fitted on one; predictions are its labels
-    ``classes_``, as its ``predict`` returns them).
+    ``classes_``, as its ``predict`` returns them), or a fitted scikit-learn ``Pipeline``
+    whose last step is a ``CategoricalNB`` (``X`` as the pipeline takes it: transformed by
+    ``pipeline[:-1]``, as its ``predict`` does, then scored by that last step).
 
     ``bootstrap=M`` adds the columns u_m, u_H, u_a, u_t, u_e (eqs. 3-7, in bits) of
     :func:`bootstrap_uncertainty`: an ensemble of M eq. 18 NBCs on resamples of the training
     data drawn from ``seed``. A :class:`FittedTable` carries its training table; an
     :class:`NBCModel` needs ``train=(X_train, y_train)`` (integer codes). A scikit-learn
     ``CategoricalNB`` is refused (its prior is not smoothed as eq. 18: refitting it as ours
-    would give another model).
+    would give another model). ``progress``: a bar over the bootstrap models
+    (:func:`reliquant.core.progress.show_progress`: by default on in a terminal only).
     """
     classes = None
+    index = X.index if isinstance(X, pd.DataFrame) else None
     if isinstance(model, FittedTable):
         if isinstance(X, pd.Series):
             X = X.to_frame().T  # one row, its labels the column names
@@ -463,6 +497,7 @@ def robustness(
         if train is None and model.train_codes is not None:
             train = (model.train_codes, model.train_labels)
     else:
+        model, X = _unpipe(model, X)  # a Pipeline ending in CategoricalNB: X transformed
         if bootstrap is not None and not isinstance(model, NBCModel):
             raise TypeError(
                 "bootstrap uncertainty needs our eq. 18 NBC (fit_table, or an NBCModel with "
@@ -497,10 +532,12 @@ def robustness(
     )
     if bootstrap is not None:
         metrics = bootstrap_uncertainty(
-            nbc, train[0], train[1], codes, n_bootstrap=bootstrap, seed=seed
+            nbc, train[0], train[1], codes, n_bootstrap=bootstrap, seed=seed, progress=progress
         )
         for name in UNCERTAINTY_COLUMNS:
             out[name] = metrics[name]
-    if isinstance(X, pd.DataFrame):
-        out.index = X.index
+    if index is None and isinstance(X, pd.DataFrame):
+        index = X.index
+    if index is not None:
+        out.index = index
     return out

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from reliquant.core.progress import progress_bar
 from reliquant.nbc.classifier import fit_nbc, log_joint
 
 __all__ = [
@@ -98,14 +99,17 @@ def bootstrap_conditionals(
     X: np.ndarray,
     n_bootstrap: int,
     rng: np.random.Generator,
+    progress: bool | None = False,
 ) -> np.ndarray:
     """``p_i(c | f)`` of every row of ``X`` under ``n_bootstrap`` NBCs (shape (M, n, K)), the
     i-th fitted by eq. 18 with ``alpha`` on the i-th ``rng.integers(0, n, size=n)`` resample
     of the training codes (Section 7.3). A resample that cannot be fitted raises a
-    ``ValueError`` naming its index."""
+    ``ValueError`` naming its index. ``progress``: a bar over the models
+    (:func:`reliquant.core.progress.show_progress`)."""
     n = len(y_train)
     members = []
-    for i in range(int(n_bootstrap)):
+    for i in progress_bar(range(int(n_bootstrap)), desc="bootstrap", unit="model",
+                          progress=progress):  # fmt: skip
         b = rng.integers(0, n, size=n)
         try:
             member = fit_nbc(X_train[b], y_train[b], n_classes, n_values, alpha)

@@ -38,24 +38,31 @@ Reading a result: ``lower``/``upper`` are certain (up to float rounding; for cor
 noise up to the QMC integrator's error target); ``ci_low``/``ci_high`` hold R with
 probability >= ``confidence`` and always lie inside ``[lower, upper]``; ``exact`` means
 ``upper - lower <= tol``. ``status`` says what the answer rests on: ``"exact"``,
-``"sampled"`` (draws were made), or ``"bounds_only"``: the budget ran out before any draw,
-so the answer is the certified ``[lower, upper]`` alone and ``estimate`` is NaN (never a
-made-up 0.5).
+``"sampled"`` (draws were made), or ``"bounds_only"`` (deterministic mode only, never in a
+timed call): no draw was made, so the answer is the certified ``[lower, upper]`` alone and
+``estimate`` is NaN (never a made-up 0.5).
 
-What the budget covers: the certification and the sampling of this sample. Reading the
-model (:func:`reliquant.trees.extract_ensemble` and its checks against the library's own
-output) comes before the clock starts (pass a :class:`TreeEnsemble`, or use
-:func:`robustness_batch`, to read a model once for many samples), and so does compiling the
-numba kernel: ``import reliquant.trees`` compiles it (once per machine: numba caches it on
-disk; later imports load it in a fraction of a second), :func:`warm_up` does it explicitly,
-and a kernel specialisation first met inside a call is compiled before its clock starts.
+What the budget covers: the whole call, from reading the model (pass a
+:class:`TreeEnsemble`, or use :func:`robustness_batch`, to read a model once for many
+samples) to the answer. ``seconds`` is the call's wall time; it stays within
+:func:`budget_allowance` (``time_budget`` plus ``BUDGET_TOLERANCE``: 10 % + 50 ms), or
+``overrun`` says why not. The certification never starts a batch of boxes that would, at
+its pace so far, end past its time limit, and a round of draws is never planned past the
+deadline. A budget too short to certify or to sample still answers from the pilot's two
+chunks of plain draws (step 0; the mixture confidence sequence at the whole ``1 -
+confidence``, valid at any stop), so a timed call never ends with no draw. Compiling the
+numba kernel is not charged: ``import reliquant.trees`` compiles it (once per machine:
+numba caches it on disk; later imports load it in a fraction of a second), :func:`warm_up`
+does it explicitly, and a kernel specialisation first met inside a call is compiled with
+its deadline moved by that time; ``overrun`` then names it.
 
 Inputs are matched to the model's features by name when both have names
 (:mod:`reliquant.trees.inputs`); every argument is checked and refused with its name
 (``time_budget``, ``half_width``, ``max_draws``, ``max_boxes``, ``tol``, ...).
 
 Public API: :func:`robustness` -> :class:`RobustnessResult`, :func:`robustness_batch`,
-:func:`warm_up` (compile the kernel before timing anything), :data:`STATUSES`.
+:func:`warm_up` (compile the kernel before timing anything), :data:`STATUSES`,
+:data:`BUDGET_TOLERANCE`, :func:`budget_allowance`.
 """
 
 from __future__ import annotations
@@ -69,6 +76,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from reliquant.core.progress import progress_bar
 from reliquant.core.seeding import block_int_seed
 from reliquant.trees.confidence import mixture_interval, tuned_rho
 from reliquant.trees.engine import EngineResult, exact_robustness, root_box
@@ -81,8 +89,10 @@ from reliquant.trees.readers import extract_ensemble
 from reliquant.trees.structure import TreeEnsemble
 
 __all__ = [
+    "BUDGET_TOLERANCE",
     "CHUNK",
     "PILOT_STREAM",
+    "REGION_MIN_BUDGET",
     "ROUND_CHUNKS",
     "RobustnessResult",
     "SEQ_SHARE",
@@ -90,6 +100,7 @@ __all__ = [
     "STOP_REASONS",
     "STRATIFY_BELOW",
     "TIME_SHARE",
+    "budget_allowance",
     "robustness",
     "robustness_batch",
     "warm_up",
@@ -105,16 +116,26 @@ SEQ_SHARE = 0.2  # share of 1 - confidence for the confidence sequence (the rest
 TIME_SHARE = 0.85  # the fixed look is planned at this share of the draws the time left allows
 STRATIFY_BELOW = 0.7  # certified gap below which the pending boxes are sampled as strata
 PILOT_STREAM = 0x5DEECE66D  # the pilot's seed offset
+#: A timed call takes at most ``time_budget * (1 + share) + seconds`` of wall time
+#: (:func:`budget_allowance`), or says why in ``RobustnessResult.overrun``.
+BUDGET_TOLERANCE = (0.10, 0.05)
+DEFAULT_BUDGET = 2.0  # seconds per sample when no time_budget is given
+#: Below this budget (s) plain draws cover the whole space, whose sampling plan is built once
+#: per model (cached), instead of the sample's root box, whose plan is built per sample
+#: (linear in the model's size: a tenth of a second for 100 deep trees).
+REGION_MIN_BUDGET = 0.5
 
 
 @dataclass(frozen=True)
 class RobustnessResult:
     """label: f(x); lower/upper: certified bounds; estimate and ci_low..ci_high (valid at
     ``confidence``, inside [lower, upper]); exact: upper - lower <= tol; n_draws: kernel
-    draws; seconds: wall time; stop: one of ``STOP_REASONS``; certify_seconds, n_boxes:
-    the certification phase; n_strata: pending boxes sampled; n_in_play/n_live_trees: the
-    sampled features and trees; status: one of ``STATUSES`` (``"bounds_only"``: no draw
-    was made, ``estimate`` is NaN and ``ci_low..ci_high`` are the certified bounds)."""
+    draws; seconds: wall time of the whole call; stop: one of ``STOP_REASONS``;
+    certify_seconds, n_boxes: the certification phase; n_strata: pending boxes sampled;
+    n_in_play/n_live_trees: the sampled features and trees; status: one of ``STATUSES``
+    (``"bounds_only"``: no draw was made, ``estimate`` is NaN and ``ci_low..ci_high`` are
+    the certified bounds; a timed call always draws); overrun: why a timed call took
+    longer than :func:`budget_allowance` (``""`` when it did not)."""
 
     label: object
     lower: float
@@ -133,6 +154,7 @@ class RobustnessResult:
     n_in_play: int = 0
     n_live_trees: int = 0
     status: str = "sampled"
+    overrun: str = ""
 
     @property
     def half_width(self) -> float:
@@ -224,6 +246,68 @@ class _StallRule:
         return rate < 1.0 / (2.0 * max(t_left, 1e-9))
 
 
+def budget_allowance(time_budget: float) -> float:
+    """The wall time a timed call may take: ``time_budget * (1 + BUDGET_TOLERANCE[0]) +
+    BUDGET_TOLERANCE[1]`` seconds (10 % + 50 ms); a call that takes longer says why in
+    ``RobustnessResult.overrun``."""
+    share, seconds = BUDGET_TOLERANCE
+    return float(time_budget) * (1.0 + share) + seconds
+
+
+class _Clock:
+    """The budget of one timed call: its deadline (the call's start plus ``time_budget``,
+    moved by the seconds spent compiling kernel specialisations, which are not charged),
+    and, when the call took longer than :func:`budget_allowance`, the reason."""
+
+    def __init__(self, t_call: float, budget: float, t_read: float) -> None:
+        self.t_call, self.budget, self.read = t_call, budget, t_read
+        self.deadline = t_call + budget
+        self.compiling = self.pilot = self.certify_over = self.plan = 0.0
+
+    def compiled(self, seconds: float) -> None:
+        self.compiling += seconds
+        self.deadline += seconds
+
+    def finish(self) -> dict:
+        """``seconds`` (the whole call's wall time) and ``overrun`` of the result."""
+        seconds = time.perf_counter() - self.t_call
+        return {"seconds": seconds, "overrun": self.overrun(seconds)}
+
+    def overrun(self, seconds: float) -> str:
+        if not np.isfinite(self.budget) or seconds <= budget_allowance(self.budget):
+            return ""
+        causes = {
+            "compiling the sampling kernel for this model (once per machine: numba caches it "
+            f"on disk; not charged to the budget) took {self.compiling:.2f} s": self.compiling,
+            f"reading and checking the model took {self.read:.2f} s (read it once: pass "
+            "extract_ensemble(model), or use robustness_batch)": self.read,
+            f"one certification step (a batch of box integrals) ran {self.certify_over:.2f} s "
+            "past its time limit": self.certify_over,
+            f"the pilot draws, the least a call draws, took {self.pilot:.2f} s": self.pilot,
+            f"building the sampling plan (linear in the model's size) took {self.plan:.2f} s": self.plan,
+        }
+        cause, took = max(causes.items(), key=lambda kv: kv[1])
+        if took < 0.5 * (seconds - self.budget):
+            cause = "the draws ran past the deadline (the machine was slower than measured)"
+        return f"{seconds:.2f} s for a time_budget of {self.budget:g} s: {cause}"
+
+
+def _pilot_answer(pilot, pieces: tuple, confidence: float) -> tuple[float, float, float, int]:
+    """``(ci_low, ci_high, estimate, n)`` from the pilot's plain draws alone, when the budget
+    ran out before a counted draw: the mixture confidence sequence at the whole ``1 -
+    confidence`` (valid at any number of draws, so also at a stop the timing chose), mapped
+    to R by the plain ``pieces`` and intersected with the certified bounds."""
+    _, share, n = pilot
+    s = round(share * n)
+    alpha = 1.0 - confidence
+    p_lo, p_hi = mixture_interval(s, n, alpha, tuned_rho(n, alpha))
+    scale, base, extra, cert_lo, cert_hi, _ = pieces
+    ci_high = min(cert_hi, base + scale * p_hi + extra)
+    ci_low = min(max(cert_lo, base + scale * p_lo), ci_high)
+    estimate = min(max(base + (scale + extra) * (s / n), ci_low), ci_high)
+    return ci_low, ci_high, estimate, n
+
+
 def _pilot(plan, seed: int) -> tuple[float, float, int]:
     """(draws/s, share kept, draws) of two chunks on a stream of their own (discarded: no
     counted draw is seen before the sampling phase's plan is fixed)."""
@@ -286,7 +370,7 @@ def _sampling_phase(plan, pieces, *, deadline, confidence, half_width, seed, max
     while True:
         left = deadline - time.perf_counter()
         if timed:  # looks: 2, 4, 8, ... chunks, at most 0.25 s of draws, none past n_final
-            m = max(2, min(m, int(rate * min(0.25, max(left, 0.0) / 2) // CHUNK)))
+            m = max(1, min(m, int(rate * min(0.25, max(left, 0.0) / 2) // CHUNK)))
         else:
             m = ROUND_CHUNKS
         total = m * CHUNK
@@ -294,8 +378,8 @@ def _sampling_phase(plan, pieces, *, deadline, confidence, half_width, seed, max
             total = min(total, n_final - n)
         if max_draws is not None:
             total = min(total, max_draws - n)
-        if total <= 0 or left <= 0:
-            stop = "time_budget" if total > 0 else "max_draws"
+        if total <= 0 or left <= 0 or (timed and min(total, CHUNK) / rate > left):
+            stop = "time_budget" if total > 0 else "max_draws"  # no round ends past the deadline
             break
         chunks = -(-total // CHUNK)
         t_round = time.perf_counter()
@@ -353,21 +437,25 @@ def _plain_region(ens, noise, tol: float, independent: bool) -> tuple:
     return lo, hi, float(noise.outside_mass(lo, hi))
 
 
-def _uncertified(ens: TreeEnsemble, noise, y: int, tol: float) -> EngineResult:
+def _uncertified(ens: TreeEnsemble, noise, y: int, tol: float, tables: bool = True) -> EngineResult:
     """What :func:`reliquant.trees.engine.exact_robustness` gives the sampling phase when it
     may bound no box (``max_boxes=0``) under noise that does not factorise, without its
     integral: the bounds ``[0, 1]`` (no box decided), no pending boxes (plain draws follow),
-    and its live trees in the root box (:class:`reliquant.trees.leaf_tables.LeafTables`).
+    and its live trees in the root box (:class:`reliquant.trees.leaf_tables.LeafTables`;
+    ``tables=False``: not counted, 0, for a timed call with no time left to build them).
     The engine would also integrate the root box's mass (one QMC integral); here that mass
     only widens ``[0, 1]`` by its error, which :func:`_pieces` clips back to ``[0, 1]``, so
     the mass fields are left at 0 and the result is the same."""
-    root_lo, root_hi = root_box(ens, noise, tol)
-    prep = LeafTables(ens, y, root_lo, root_hi)
+    n_active = n_live = 0  # without ``tables`` (a timed call out of time): not counted
+    if tables:
+        root_lo, root_hi = root_box(ens, noise, tol)
+        prep = LeafTables(ens, y, root_lo, root_hi)
+        n_active, n_live = int(len(prep.active)), int(prep.n_live)
     return EngineResult(
         lower=0.0, upper=1.0, robustness=0.5, gap=1.0, label=ens.classes[y], n_boxes=0,
         n_decided=0, outside_mass=0.0, dropped_mass=0.0, mass_error=0.0, exact=False,
-        converged=False, seconds=0.0, n_active_features=int(len(prep.active)),
-        n_live_trees=int(prep.n_live), pending=None,
+        converged=False, seconds=0.0, n_active_features=n_active, n_live_trees=n_live,
+        pending=None,
     )  # fmt: skip
 
 
@@ -376,7 +464,7 @@ def robustness(
     x: np.ndarray,
     noise,
     *,
-    time_budget: float = 2.0,
+    time_budget: float = DEFAULT_BUDGET,
     confidence: float = 0.95,
     tol: float = 1e-9,
     seed: int = 0,
@@ -393,10 +481,13 @@ def robustness(
     pandas Series / one-row DataFrame, matched to the model's feature names by name when the
     model knows them (:mod:`reliquant.trees.inputs`; missing or unknown names are refused).
     ``noise``: :class:`reliquant.trees.noise.Gaussian` or :class:`reliquant.trees.noise.Norta`
-    (bound to ``x`` here; described in ``x``'s column order), a bare number ``v`` (=
+    (bound to ``x`` here; named parts matched to the model's features by name, plain
+    vectors in the model's order: :mod:`reliquant.trees.inputs`), a bare number ``v`` (=
     ``Gaussian(v)``: isotropic normal noise of variance ``v``), or a bound model of
-    :mod:`reliquant.trees.box_mass`. ``time_budget`` (s, > 0): the budget for this sample
-    (reading the model and compiling the kernel are not charged to it: module docstring).
+    :mod:`reliquant.trees.box_mass`. ``time_budget`` (s, > 0): the wall time of this call,
+    reading the model included, within :func:`budget_allowance` (10 % + 50 ms), else
+    ``overrun`` says why (compiling a new kernel specialisation is not charged: module
+    docstring).
     ``tol`` (>= 0): certified gap that counts as exact; ``half_width`` (> 0): the
     statistical half-width at which sampling stops early; ``certify_fraction`` (in [0, 1]):
     most share of the budget for the branch and bound; ``max_draws`` (>= 1): cap on kernel
@@ -414,77 +505,91 @@ def robustness(
     bounds are ``[0, 1]`` and the engine's root-box integral, which could only widen them,
     is skipped (:func:`_uncertified`).
     """
+    t_call = time.perf_counter()  # the budget covers the whole call (module docstring)
     _check_arguments(time_budget, confidence, tol, half_width, certify_fraction, max_draws,
                      max_boxes)  # fmt: skip
-    ens = _as_ensemble(model)  # reading and checking the model: before the clock starts
+    ens = _as_ensemble(model)
+    t_read = time.perf_counter() - t_call
     x, perm, names = match_features(x, ens, one=True)
     noise = noise_in_model_order(noise_spec(noise), ens, perm, names)
-    t0 = time.perf_counter()
     bound = _bind(noise, x, ens)
     y = int(ens.predict_index(x)[0])
     independent = bool(getattr(bound, "independent", False))
     deterministic = max_boxes is not None
     if deterministic and max_draws is None:
         raise ValueError("deterministic mode (max_boxes) needs max_draws as well")
-    deadline = np.inf if deterministic else t0 + time_budget
+    clock = _Clock(t_call, np.inf if deterministic else float(time_budget), t_read)
     box_lo, box_hi, outside = (None, None, 0.0)
-    if not deterministic:
+    if not deterministic and time_budget >= REGION_MIN_BUDGET:
         box_lo, box_hi, outside = _plain_region(ens, bound, tol, independent)
+    tb = time.perf_counter()
     plain = build_plan(ens, bound, y, box_lo, box_hi)
-    compiling = compile_for(plain)  # a kernel specialisation met first here: not charged
-    t0, deadline = t0 + compiling, deadline + compiling
-    pilot = (np.inf, 0.5, 1)
+    clock.plan = time.perf_counter() - tb
+    clock.compiled(compile_for(plain))  # a specialisation met first here: not charged
+    pilot = plain_pilot = (np.inf, 0.5, 1)
+    t_cert = 0.0
     if deterministic:
         limits = {"max_boxes": max_boxes}
     else:
-        pilot = _pilot(plain, seed)
+        tp = time.perf_counter()
+        pilot = plain_pilot = _pilot(plain, seed)
+        clock.pilot = time.perf_counter() - tp
         alpha = (1.0 - SEQ_SHARE) * (1.0 - confidence)
         t_plain = _draws_for(pilot[1], pilot[2], half_width, alpha) / pilot[0]
         warmup = min(0.05 * time_budget, max(0.5 * t_plain, 0.005 * time_budget))
         te = time.perf_counter()
-        t_cert = certify_fraction * time_budget
-        rule = _StallRule(deadline, te, warmup, t_plain=t_plain, tol=tol, t_certify=t_cert)
+        t_cert = min(certify_fraction * time_budget, clock.deadline - te)
+        rule = _StallRule(clock.deadline, te, warmup, t_plain=t_plain, tol=tol, t_certify=t_cert)
         limits = {"time_limit": t_cert, "stop_when": rule}
-    if deterministic and max_boxes == 0 and not independent and tol < 1:
-        eng = _uncertified(ens, bound, y, tol)
+    t_eng = time.perf_counter()
+    no_time = max_boxes == 0 if deterministic else t_cert <= 0
+    if no_time and not independent and tol < 1:
+        eng = _uncertified(ens, bound, y, tol, tables=deterministic)  # no integral, no time
     else:
         eng = exact_robustness(
             ens, bound, x, tol=tol, batch=(256 if deterministic else 64) if independent else 4,
             max_memory=2.5e8,
             keep_pending=True, **limits,
         )  # fmt: skip
-    cert_s = time.perf_counter() - t0
+    cert_s = time.perf_counter() - t_eng
+    clock.certify_over = 0.0 if deterministic else max(0.0, cert_s - max(t_cert, 0.0))
     common = {"label": ens.classes[y], "confidence": confidence, "certify_seconds": cert_s,
               "n_boxes": eng.n_boxes, "n_live_trees": eng.n_live_trees}  # fmt: skip
     if eng.gap <= tol or eng.pending is None and eng.converged:
         return RobustnessResult(
             lower=eng.lower, upper=eng.upper, estimate=eng.robustness, ci_low=eng.lower,
-            ci_high=eng.upper, exact=True, n_draws=0, seconds=time.perf_counter() - t0,
-            stop="exact", status="exact", **common,
+            ci_high=eng.upper, exact=True, n_draws=0, stop="exact", status="exact",
+            **clock.finish(), **common,
         )  # fmt: skip
     pend = eng.pending
     stratified = independent and pend is not None and (deterministic or eng.gap < STRATIFY_BELOW)
     plan = plain
+    if stratified and not deterministic and time.perf_counter() >= clock.deadline:
+        stratified = False  # no time left to draw from strata: the pilot's draws answer
     if stratified:
         strata = (pend.lo, pend.hi, pend.mass, pend.active)
         plan = build_plan(ens, bound, y, pend.root_lo, pend.root_hi, strata)
-        compiling = compile_for(plan)
-        t0, deadline = t0 + compiling, deadline + compiling
+        clock.compiled(compile_for(plan))
         if not deterministic:
             pilot = _pilot(plan, seed)
     pieces = _pieces(eng, stratified, outside)
     ci_low, ci_high, est, n, stop = _sampling_phase(
-        plan, pieces, deadline=deadline, confidence=confidence, half_width=half_width,
+        plan, pieces, deadline=clock.deadline, confidence=confidence, half_width=half_width,
         seed=seed, max_draws=max_draws, pilot=pilot,
     )  # fmt: skip
     lo, hi = pieces[3], pieces[4]
+    if n == 0 and not deterministic:  # the budget was spent before a counted draw
+        pieces = _pieces(eng, False, outside)
+        lo, hi = pieces[3], pieces[4]
+        ci_low, ci_high, est, n = _pilot_answer(plain_pilot, pieces, confidence)
+        plan, stop = plain, "time_budget"
     exact = hi - lo <= tol
     status = "exact" if exact else "sampled" if n else "bounds_only"
     if exact and not n:
         est = min(max((lo + hi) / 2.0, ci_low), ci_high)
     return RobustnessResult(
         lower=lo, upper=hi, estimate=est, ci_low=ci_low, ci_high=ci_high, status=status,
-        exact=exact, n_draws=n, seconds=time.perf_counter() - t0, stop=stop,
+        exact=exact, n_draws=n, stop=stop, **clock.finish(),
         n_strata=len(plan.cum) if len(plan.cum) > 1 else 0, n_in_play=plan.n_in_play, **common,
     )  # fmt: skip
 
@@ -517,7 +622,20 @@ def warm_up(full: bool = True) -> float:
     return time.perf_counter() - t0
 
 
-def robustness_batch(model, X, noise, *, seed: int = 0, **kwargs) -> pd.DataFrame:
+def _row_budgets(time_budget: float, n: int, t_start: float):
+    """The budget of each row of a timed batch, asked for when its turn comes: its own
+    ``time_budget``, cut (to at least half of it) while the batch is behind its schedule
+    ``t_start + (i + 1) time_budget`` (reading the model, earlier rows' overruns), so that
+    the batch's wall time stays within ``n`` budgets as long as that debt is below ``n / 2``
+    of them. A row that finishes early gives no time to later rows."""
+    for i in range(n):
+        owed = t_start + (i + 1) * time_budget - time.perf_counter()
+        yield min(time_budget, max(0.5 * time_budget, owed))
+
+
+def robustness_batch(
+    model, X, noise, *, seed: int = 0, progress: bool | None = None, **kwargs
+) -> pd.DataFrame:
     """:func:`robustness` for every row of ``X`` (one noise spec, bound to each row; row ``i``
     seeded ``block_int_seed(seed, "anytime", i)``): a DataFrame, one row per sample, with
     the fields of :class:`RobustnessResult` and ``half_width``.
@@ -525,15 +643,35 @@ def robustness_batch(model, X, noise, *, seed: int = 0, **kwargs) -> pd.DataFram
     The model is read and checked once. ``X``: a 2-D array in the model's feature order, or
     a DataFrame matched to the model's feature names by name when it knows them (missing or
     unknown names are refused, naming both lists; :mod:`reliquant.trees.inputs`); the noise
-    is described in ``X``'s column order."""
+    is matched the same way (a plain vector is in the model's order, and refused next to a
+    reordered ``X``).
+
+    Timed mode (``time_budget`` per row, default 2 s): the whole batch, reading the model
+    included, takes at most ``len(X)`` budgets plus the tolerance (:func:`budget_allowance`):
+    a row's budget is cut, to at least half of it, while the batch is behind that schedule
+    (:func:`_row_budgets`); each row's ``seconds`` is its own wall time and ``overrun`` says
+    why a row ran past its budget. ``frame.attrs["seconds"]`` is the batch's wall time.
+    ``progress``: a progress bar with the time left (:func:`reliquant.core.progress.show_progress`:
+    by default on in a terminal only)."""
+    t_start = time.perf_counter()
     ens = _as_ensemble(model)
     values, perm, names = match_features(X, ens, one=False, what="X")
     noise = noise_in_model_order(noise_spec(noise), ens, perm, names)
+    timed = kwargs.get("max_boxes") is None
+    budget = kwargs.pop("time_budget", DEFAULT_BUDGET)
+    if timed:
+        _number("time_budget", budget, low=0.0, low_open=True)
+    budgets = _row_budgets(float(budget), len(values), t_start) if timed else None
     rows = []
-    for i, x in enumerate(values):
-        r = robustness(ens, x, noise, seed=block_int_seed(seed, "anytime", i), **kwargs)
+    bar = progress_bar(values, desc="robustness", unit="sample", progress=progress)
+    for i, x in enumerate(bar):
+        b = next(budgets) if timed else budget
+        r = robustness(ens, x, noise, seed=block_int_seed(seed, "anytime", i), time_budget=b,
+                       **kwargs)  # fmt: skip
         rows.append({"sample": i, **asdict(r), "half_width": r.half_width})
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    frame.attrs["seconds"] = time.perf_counter() - t_start
+    return frame
 
 
 # Importing this module (``from reliquant.trees import robustness`` does) compiles the kernels

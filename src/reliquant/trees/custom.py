@@ -37,6 +37,7 @@ from reliquant.core.custom import CaseError, CaseResult, label_values
 from reliquant.core.io import frame_to_markdown, table_file_columns
 from reliquant.core.plotting import PALETTE, apply_style
 from reliquant.trees.anytime import robustness_batch
+from reliquant.trees.inputs import library_names
 from reliquant.trees.noise import Gaussian
 from reliquant.trees.readers import extract_ensemble, load_model
 from reliquant.trees.structure import TreeEnsemble
@@ -104,6 +105,7 @@ def _name_problem(columns: list[str], ens: TreeEnsemble) -> str:
     names ("" when they match as a set, or when the model knows no names)."""
     if ens.feature_names is None:
         return ""
+    columns = library_names([str(c) for c in columns], ens)  # LightGBM: spaces -> "_"
     known = set(ens.feature_names)
     missing = [n for n in ens.feature_names if n not in columns]
     extra = [str(c) for c in columns if c not in known]
@@ -155,9 +157,12 @@ def run_case(model: Any, samples: pd.DataFrame, *, case: Mapping[str, Any]) -> C
             f"has {ens.n_features} features; set `columns` to the model's features in order"
         )
     variance = case["noise"]["variance"]
-    noise = Gaussian(
-        np.asarray(variance, dtype=np.float64) if isinstance(variance, list) else float(variance)
-    )
+    if isinstance(variance, list):  # one per feature column, in the order of `columns`
+        values = np.asarray(variance, dtype=np.float64)
+        named = ens.feature_names is not None and len(values) == len(columns)
+        noise = Gaussian(pd.Series(values, index=[str(c) for c in columns]) if named else values)
+    else:
+        noise = Gaussian(float(variance))
     kwargs: dict[str, Any] = {
         "time_budget": float(case["time_budget"]),
         "confidence": float(case.get("confidence", 0.95)),
@@ -209,7 +214,7 @@ def _figure(frame: pd.DataFrame, case: Mapping[str, Any]):
 
     apply_style()
     fig, (left, right) = plt.subplots(
-        1, 2, figsize=(8.0, 3.2), gridspec_kw={"width_ratios": [2, 1]}
+        1, 2, figsize=(8.0, 3.6), gridspec_kw={"width_ratios": [2, 1]}
     )
     x = frame["row"].to_numpy()
     r = frame["estimate"].to_numpy(np.float64)
@@ -227,19 +232,26 @@ def _figure(frame: pd.DataFrame, case: Mapping[str, Any]):
         x[~exact], r[~exact], facecolors="none", edgecolors=PALETTE[3], s=18, zorder=3,
         label="estimate (sampled)",
     )  # fmt: skip
-    shown = np.r_[r[np.isfinite(r)], frame["ci_low"].to_numpy(np.float64)]
+    # every drawn mark inside the axes: estimates, intervals and the certified bounds shown
+    shown = np.r_[r[np.isfinite(r)], frame["ci_low"].to_numpy(np.float64), lo[informative]]
     bottom = float(np.nanmin(shown)) if len(shown) else 0.0
     left.set_ylim(
-        max(0.0, bottom - 0.05 * max(1.0 - bottom, 0.02)), 1.0 + 0.02 * (1 - bottom) + 1e-3
+        max(0.0, bottom - 0.05 * max(1.0 - bottom, 0.02)) - 0.01 * (bottom <= 0.0),
+        1.0 + 0.02 * (1 - bottom) + 1e-3,
     )
     left.set_xlabel("sample (row of the samples table)")
     left.set_ylabel("robustness R(x)")
-    left.legend(loc="lower left")
+    left.xaxis.set_major_locator(MaxNLocator(nbins=6, integer=True))  # labels never overlap
     right.hist(r[np.isfinite(r)], bins=np.linspace(0.0, 1.0, 21), color=PALETTE[0],
                edgecolor="white")  # fmt: skip
     right.set_xlabel("robustness R(x)")
     right.set_ylabel("samples")
+    right.set_xticks([0.0, 0.5, 1.0])
     right.yaxis.set_major_locator(MaxNLocator(integer=True))
+    # the legend below the panels, where it covers no point
+    handles, labels = left.get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False)
+    fig.subplots_adjust(bottom=0.27, wspace=0.35, top=0.85)
     fig.suptitle(f"{case['name']}: tree-ensemble robustness of {len(frame)} samples")
     return fig
 

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from reliquant.trees.leaf_tables import LeafTables
+from reliquant.trees.leaf_tables import LeafTables, OutOfTime
 from reliquant.trees.structure import TreeEnsemble
 
 __all__ = [
@@ -143,7 +143,11 @@ def exact_robustness(
     per vectorised step; ``max_boxes``: safety cap on boxes bounded (``converged=False`` when
     hit). ``chunk_elems`` bounds the temporary arrays (boxes x leaves x conditions).
     ``time_limit`` (seconds): stop early with the certified bounds reached so far
-    (``converged=False``); the bounds stay valid, only the gap is wider than ``tol``.
+    (``converged=False``); the bounds stay valid, only the gap is wider than ``tol``. A batch
+    is not started when, at the last batch's pace (the first: twice its boxes times the
+    root box's integral), it would end past ``time_limit``; when building the per-sample
+    tables (:class:`reliquant.trees.leaf_tables.LeafTables`, linear in the model's size)
+    passes ``time_limit``, nothing is certified: bounds ``[0, 1]``, ``n_live_trees = 0``.
     ``max_memory`` (bytes): the same early stop when the pending boxes would need more
     memory (two float64 corners per box and active feature), so a model the search cannot
     decide (see :class:`EngineResult`) ends with wide bounds instead of exhausting memory.
@@ -173,16 +177,28 @@ def exact_robustness(
 
     # outside mass of the root box
     root_mass = None  # the root box's (mass, error) when integrated here
+    per_integral = 0.0  # seconds of one box integral (correlated noise), for the first batch
     if np.all(np.isneginf(root_lo)) and np.all(np.isposinf(root_hi)):
         outside, out_err = 0.0, 0.0
     elif independent and hasattr(noise, "outside_mass"):
         outside, out_err = noise.outside_mass(root_lo, root_hi), 0.0
     else:
+        t_int = time.perf_counter()
         root_mass = noise.box_mass_with_error(root_lo[None], root_hi[None])
+        per_integral = time.perf_counter() - t_int
         mroot, eroot = root_mass
         outside, out_err = max(0.0, 1.0 - float(mroot[0])), float(eroot[0])
 
-    prep = LeafTables(ensemble, y, root_lo, root_hi)
+    try:
+        deadline = None if time_limit is None else t0 + time_limit
+        prep = LeafTables(ensemble, y, root_lo, root_hi, deadline=deadline)
+    except OutOfTime:  # no time to bound a box: the bounds [0, 1], nothing decided
+        return EngineResult(
+            lower=0.0, upper=1.0, robustness=0.5, gap=1.0, label=ensemble.classes[y],
+            n_boxes=0, n_decided=0, outside_mass=outside, dropped_mass=0.0, mass_error=0.0,
+            exact=False, converged=False, seconds=time.perf_counter() - t0,
+            n_active_features=0, n_live_trees=0, pending=None,
+        )  # fmt: skip
     prep.set_root(root_lo, root_hi)
     act = prep.active
     inactive = np.setdiff1d(np.arange(d), act)
@@ -225,16 +241,19 @@ def exact_robustness(
     converged = True
     dropped = 0.0
     kept = None
+    last_batch = None  # seconds the last batch took: a batch is not started past time_limit
     while F_m.shape[0]:
         pending = float(F_m.sum())
+        elapsed = time.perf_counter() - t0
+        pace = last_batch if last_batch is not None else 2 * min(batch, F_m.shape[0]) * per_integral
         if tol > 0 and outside + pending <= tol:
             dropped = pending
             mass_err += float(F_e.sum())
             break
         if (
             n_boxes >= max_boxes
-            or (time_limit is not None and time.perf_counter() - t0 > time_limit)
-            or (stop_when is not None and stop_when(time.perf_counter() - t0, outside + pending))
+            or (time_limit is not None and elapsed + pace > time_limit)
+            or (stop_when is not None and stop_when(elapsed, outside + pending))
             or F_lo.nbytes + F_hi.nbytes + 16 * F_m.shape[0] > max_memory
         ):
             dropped = pending
@@ -243,6 +262,7 @@ def exact_robustness(
             if keep_pending:
                 kept = PendingBoxes(F_lo, F_hi, F_m, act, root_lo, root_hi)
             break
+        t_batch = time.perf_counter()
         if F_m.shape[0] > batch:
             sel = np.argpartition(-F_m, batch - 1)[:batch]
             keep = np.ones(F_m.shape[0], dtype=bool)
@@ -292,6 +312,7 @@ def exact_robustness(
             F_hi = np.concatenate([F_hi, nh])
             F_m = np.concatenate([F_m, nm])
             F_e = np.concatenate([F_e, ne])
+        last_batch = time.perf_counter() - t_batch
     lower = agree
     upper = 1.0 - disagree
     if upper < lower:  # float rounding when nothing is left undecided

@@ -8,16 +8,24 @@ a missing or an unknown name is refused with both lists in the message, never re
 position. An input without names (a numpy array, a list) is read by position, as the model's
 own ``predict`` does; so is a named input when the model knows no names.
 
-The noise is described in the input's order: when the input's columns come in another
-order than the model's, a per-feature variance vector, a covariance matrix, or NORTA
-marginals and correlation are permuted with them. A variance given as a pandas Series (or a
-covariance as a DataFrame) with feature names is matched by name.
+The noise is matched like the input. A named noise is aligned to the model's features by
+name: a per-feature variance as a pandas Series or a dict, a covariance as a DataFrame,
+NORTA marginals as a dict (or Series) and the NORTA correlation as a DataFrame. A plain
+(unnamed) vector or matrix is read in the model's feature order; when the input's columns
+come in another order than the model's, a plain vector is ambiguous (the training order or
+the input's?) and is refused with both orders and the fix in the message, unless the
+reordering leaves it unchanged (equal variances, an identity correlation).
 
-Public API: :func:`match_features`, :func:`noise_spec`, :func:`noise_in_model_order`.
+LightGBM replaces spaces in feature names with ``_`` when it fits; names are matched as it
+stores them (:func:`library_names`), as its own ``predict`` accepts the original columns.
+
+Public API: :func:`match_features`, :func:`noise_spec`, :func:`noise_in_model_order`,
+:func:`library_names`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from numbers import Real
 
 import numpy as np
@@ -26,7 +34,7 @@ import pandas as pd
 from reliquant.trees.noise import Gaussian, Norta
 from reliquant.trees.structure import TreeEnsemble
 
-__all__ = ["match_features", "noise_in_model_order", "noise_spec"]
+__all__ = ["library_names", "match_features", "noise_in_model_order", "noise_spec"]
 
 
 def _names(labels) -> list[str] | None:
@@ -36,6 +44,16 @@ def _names(labels) -> list[str] | None:
     if labels and all(isinstance(c, str) for c in labels):
         return labels
     return None
+
+
+def library_names(names: list[str], ens: TreeEnsemble) -> list[str]:
+    """``names`` as the model's library stores them: LightGBM replaces every space in a
+    feature name with ``_`` when it fits (``"blood pressure"`` -> ``"blood_pressure"``),
+    and its ``predict`` accepts the original columns, so they are matched the same way;
+    other libraries keep names as they are."""
+    if ens.source.startswith("lightgbm"):
+        return [n.replace(" ", "_") for n in names]
+    return names
 
 
 def _order(given: list[str], wanted: tuple[str, ...], what: str) -> np.ndarray:
@@ -54,7 +72,8 @@ def _order(given: list[str], wanted: tuple[str, ...], what: str) -> np.ndarray:
             problems.append(f"repeated {dup}")
         raise ValueError(
             f"{what} has the features {given} but the model was fitted on {list(wanted)} "
-            f"({'; '.join(problems)}); features are matched by name"
+            f"({'; '.join(problems)}); features are matched by name, in any order: give "
+            "them the model's names"
         )
     return np.array([given.index(n) for n in wanted], dtype=np.int64)
 
@@ -100,6 +119,7 @@ def match_features(
             raise ValueError(f"{what} must be a 2-D array of samples; got shape {values.shape}")
     perm = None
     if names is not None and ens.feature_names is not None:
+        names = library_names(names, ens)
         perm = _order(names, ens.feature_names, what)
         values = values[perm] if one else values[:, perm]
         if np.array_equal(perm, np.arange(len(perm))):
@@ -129,46 +149,144 @@ def noise_spec(noise):
     )
 
 
-def noise_in_model_order(noise, ens: TreeEnsemble, perm: np.ndarray | None, names):
-    """The noise spec ``noise`` (described in the input's column order) in the model's
-    feature order: permuted by ``perm`` (:func:`match_features`), and a variance Series /
-    covariance DataFrame with names matched by name (to the model's names, else to the
-    input's ``names``). A bound noise model cannot be permuted: refused when ``perm`` is
-    set."""
-    if isinstance(noise, Gaussian):
-        v = noise.variance
-        target = ens.feature_names or (tuple(names) if names is not None else None)
-        if isinstance(v, pd.Series) and _names(v.index) is not None and target is not None:
-            order = _order(list(v.index), target, "the noise variance")
-            return Gaussian(v.to_numpy(np.float64)[order], noise.abseps, noise.seed)
-        if isinstance(v, pd.DataFrame) and _names(v.columns) is not None and target is not None:
-            rows = _order(list(v.index), target, "the noise covariance's rows")
-            cols = _order(list(v.columns), target, "the noise covariance's columns")
-            cov = v.to_numpy(np.float64)[np.ix_(rows, cols)]
-            return Gaussian(cov, noise.abseps, noise.seed)
-        if isinstance(v, pd.Series | pd.DataFrame):
-            v = v.to_numpy(np.float64)
-        if perm is None:
-            return Gaussian(v, noise.abseps, noise.seed) if v is not noise.variance else noise
-        arr = np.asarray(v, dtype=np.float64)
-        if arr.ndim == 1 and arr.shape[0] == len(perm):
-            arr = arr[perm]
-        elif arr.ndim == 2 and arr.shape == (len(perm), len(perm)):
-            arr = arr[np.ix_(perm, perm)]
-        return Gaussian(arr if arr.ndim else float(arr), noise.abseps, noise.seed)
-    if isinstance(noise, Norta):
-        if perm is None:
-            return noise
-        corr = np.asarray(noise.correlation, dtype=np.float64)
-        if len(noise.marginals) != len(perm) or corr.shape != (len(perm), len(perm)):
-            return noise  # the sizes are refused, naming them, when it is bound
-        return Norta(
-            [noise.marginals[i] for i in perm], corr[np.ix_(perm, perm)], noise.abseps, noise.seed
+def _fmt(names) -> str:
+    """A list of names as it reads in a message (the first 12, then a count)."""
+    names = list(names)
+    shown = ", ".join(repr(n) for n in names[:12])
+    return f"[{shown}{f', ... ({len(names)} in all)' if len(names) > 12 else ''}]"
+
+
+def _as_named(value, target, what: str):
+    """A dict with string keys as a pandas Series (a ValueError when there is nothing to
+    match its names to); other values as they come."""
+    if not isinstance(value, Mapping):
+        return value
+    if not value or not all(isinstance(k, str) for k in value):
+        raise ValueError(f"{what} given as a dict needs the feature names (strings) as keys")
+    if target is None:
+        raise ValueError(
+            f"{what} is given by name, but neither the model nor x has feature names to "
+            "match it to: give it in the model's feature order"
         )
+    return pd.Series(list(value.values()), index=list(value), dtype=object)
+
+
+def _ambiguous(what: str, example: str, names, wanted) -> ValueError:
+    """The refusal of a plain (unnamed) noise argument next to a reordered named input:
+    both orders and the two fixes."""
+    return ValueError(
+        f"{what} is a plain array, but x's columns come in another order than the model's "
+        f"features (x: {_fmt(names)}; model: {_fmt(wanted)}), so it is not clear which "
+        f"feature each entry belongs to. Give it by name, e.g. {example} with the values in "
+        f"the model's order (a dict by feature name works too), or pass x in the model's "
+        f"order: x[{_fmt(wanted)}]"
+    )
+
+
+def _vector(v, target, what: str, rename=lambda n: n) -> np.ndarray | None:
+    """A named 1-D noise argument (pandas Series with string labels) in the order
+    ``target``; ``None`` when ``v`` has no names."""
+    if isinstance(v, pd.Series) and _names(v.index) is not None:
+        if target is None:
+            return None  # nothing to match against: read by position
+        return v.to_numpy()[_order(rename(list(v.index)), target, what)]
+    return None
+
+
+def _matrix(m, target, what: str, rename=lambda n: n) -> np.ndarray | None:
+    """A named square noise argument (DataFrame with string row and column labels) in the
+    order ``target``; ``None`` when ``m`` has no names."""
+    if isinstance(m, pd.DataFrame) and _names(m.columns) is not None:
+        if target is None:
+            return None
+        rows = _order(rename(list(m.index)), target, f"{what}'s rows")
+        cols = _order(rename(list(m.columns)), target, f"{what}'s columns")
+        return m.to_numpy(np.float64)[np.ix_(rows, cols)]
+    return None
+
+
+def _plain(arr: np.ndarray, perm, names, wanted, what: str, example: str) -> None:
+    """Refuse a plain array of the model's size next to a reordered named input, unless the
+    reordering leaves it unchanged (equal variances, an identity correlation)."""
+    if perm is None:
+        return
+    d = len(perm)
+    if arr.ndim == 1 and arr.shape[0] == d:
+        same = np.array_equal(arr[perm], arr)
+    elif arr.ndim == 2 and arr.shape == (d, d):
+        same = np.array_equal(arr[np.ix_(perm, perm)], arr)
+    else:
+        return  # a scalar, or a size that binding refuses naming both sizes
+    if not same:
+        raise _ambiguous(what, example, names, wanted)
+
+
+def _gaussian(noise: Gaussian, target, perm, names, wanted, rename) -> Gaussian:
+    v = _as_named(noise.variance, target, "the noise variance")
+    named = _vector(v, target, "the noise variance", rename)
+    if named is None:
+        named = _matrix(v, target, "the noise covariance", rename)
+    if named is not None:
+        return Gaussian(named.astype(np.float64), noise.abseps, noise.seed)
+    arr = np.asarray(v.to_numpy() if isinstance(v, pd.Series | pd.DataFrame) else v, np.float64)
+    if arr.ndim == 2:
+        what = "the noise covariance (a matrix)"
+        example = "Gaussian(pd.DataFrame(cov, index=model_features, columns=model_features))"
+    else:
+        what = "the noise variance (a vector)"
+        example = "Gaussian(pd.Series(variances, index=model_features))"
+    _plain(arr, perm, names, wanted, what, example)
+    if arr is noise.variance:
+        return noise
+    return Gaussian(arr if arr.ndim else float(arr), noise.abseps, noise.seed)
+
+
+def _norta(noise: Norta, target, perm, names, wanted, rename) -> Norta:
+    marg = _as_named(noise.marginals, target, "the NORTA marginals")
+    ordered = _vector(marg, target, "the NORTA marginals", rename)
+    if ordered is None:
+        ordered = list(marg)
+        moved = perm is not None and len(ordered) == len(perm)
+        if moved and any(ordered[i] is not ordered[j] for j, i in enumerate(perm)):
+            raise _ambiguous(
+                "the NORTA marginals (a list)", "Norta({name: marginal, ...}, correlation)",
+                names, wanted,
+            )  # fmt: skip
+    corr = _matrix(noise.correlation, target, "the NORTA correlation", rename)
+    if corr is None:
+        corr = np.asarray(noise.correlation, dtype=np.float64)
+        _plain(corr, perm, names, wanted, "the NORTA correlation (a matrix)",
+               "Norta(marginals, pd.DataFrame(corr, index=model_features, "
+               "columns=model_features))")  # fmt: skip
+    return Norta(list(ordered), corr, noise.abseps, noise.seed)
+
+
+def noise_in_model_order(noise, ens: TreeEnsemble, perm: np.ndarray | None, names):
+    """The noise spec ``noise`` in the model's feature order (module docstring).
+
+    Named parts are matched by name, to the model's feature names (else to the input's
+    ``names``): a variance ``pandas.Series`` or dict, a covariance ``DataFrame``, NORTA
+    marginals as a dict or Series, a NORTA correlation ``DataFrame``; a missing, unknown or
+    repeated name is refused naming both lists. Plain parts (numpy arrays, lists) are in the
+    model's order; when the input's columns were reordered by name (``perm`` from
+    :func:`match_features`) a plain part is ambiguous and refused, showing both orders and
+    the fix, unless the reordering leaves it unchanged. A bound noise model cannot be
+    reordered: refused when ``perm`` is set."""
+    target = ens.feature_names or (tuple(names) if names is not None else None)
+    wanted = ens.feature_names
+
+    def rename(labels: list[str]) -> list[str]:
+        return library_names(labels, ens) if ens.feature_names is not None else labels
+
+    if isinstance(noise, Gaussian):
+        return _gaussian(noise, target, perm, names, wanted, rename)
+    if isinstance(noise, Norta):
+        return _norta(noise, target, perm, names, wanted, rename)
     if perm is not None:
         raise ValueError(
-            "the input's columns come in another order than the model's features, but the "
-            "noise is a bound model of reliquant.trees.box_mass, which cannot be reordered: "
-            "pass a Gaussian(...) or Norta(...) spec, or the input in the model's order"
+            "the input's columns come in another order than the model's features "
+            f"(x: {_fmt(names)}; model: {_fmt(wanted)}), but the noise is a bound model of "
+            "reliquant.trees.box_mass, which cannot be reordered: pass a Gaussian(...) or "
+            f"Norta(...) spec, or x in the model's order: x[{_fmt(wanted)}]"
         )
     return noise

@@ -10,6 +10,8 @@ below which the library's link, not the sign or argmax of the scores, decides).
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from reliquant.trees.structure import TreeEnsemble
@@ -18,6 +20,7 @@ __all__ = [
     "LINK64_EPS",
     "LeafTables",
     "MARGIN_LINK_EPS",
+    "OutOfTime",
     "link_eps",
     "score_unit_and_base",
 ]
@@ -48,10 +51,17 @@ def score_unit_and_base(ens: TreeEnsemble) -> tuple[float, np.ndarray]:
     return float(np.finfo(np.float32).eps), ens.base_margin.astype(np.float32).astype(np.float64)
 
 
+class OutOfTime(Exception):
+    """The tables were not built by their deadline (the engine then certifies nothing)."""
+
+
 class LeafTables:
     """Per-sample tables: reachable leaves, their path conditions and score differences."""
 
-    def __init__(self, ens: TreeEnsemble, y: int, root_lo: np.ndarray, root_hi: np.ndarray):
+    def __init__(self, ens: TreeEnsemble, y: int, root_lo: np.ndarray, root_hi: np.ndarray,
+                 deadline: float | None = None):  # fmt: skip
+        """``deadline`` (a ``time.perf_counter()`` value): raise :class:`OutOfTime` when the
+        walk through the trees (linear in the model's size) passes it."""
         self.ens = ens
         d = ens.n_features
         K = ens.n_classes
@@ -63,6 +73,8 @@ class LeafTables:
         max_abs = 0.0
         live_trees = []
         for k, tree in enumerate(ens.trees):
+            if deadline is not None and time.perf_counter() > deadline:
+                raise OutOfTime(f"the leaf tables passed their deadline at tree {k}")
             vals = ens.tree_scores(k).astype(np.float64)
             max_abs += float(np.abs(vals[tree.left < 0]).max()) if tree.n_nodes else 0.0
             reach = []

@@ -24,7 +24,7 @@ Public API: :class:`Gaussian`, :class:`Norta`, :class:`PartlyFixed`, :func:`norm
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -100,7 +100,10 @@ class Gaussian:
     """Normal noise N(x, Sigma) around the sample (module docstring).
 
     ``variance``: a scalar (Sigma = variance * I), a vector of per-feature variances, or a
-    covariance matrix; zeros hold features fixed. ``abseps``/``seed``: the QMC integrator's
+    covariance matrix; zeros hold features fixed. :func:`reliquant.trees.robustness` also
+    takes the variances by feature name (a pandas Series or a dict) and the covariance as a
+    DataFrame, matched to the model's features (:mod:`reliquant.trees.inputs`); a plain
+    vector is in the model's feature order. ``abseps``/``seed``: the QMC integrator's
     absolute error target and seed for box masses under a non-diagonal covariance.
     """
 
@@ -167,11 +170,14 @@ class Norta:
     """NORTA noise around the sample (paper 002 §3.2; module docstring).
 
     ``marginals``: one per feature, located at ``x_i`` when bound; ``correlation``: the normal
-    correlation matrix (identity = independent features). ``abseps``/``seed``: QMC settings
+    correlation matrix (identity = independent features). :func:`reliquant.trees.robustness`
+    also takes the marginals by feature name (a dict) and the correlation as a DataFrame,
+    matched to the model's features (:mod:`reliquant.trees.inputs`); plain lists and
+    arrays are in the model's feature order. ``abseps``/``seed``: QMC settings
     for box masses under a non-identity correlation.
     """
 
-    marginals: Sequence
+    marginals: Sequence | Mapping
     correlation: np.ndarray
     abseps: float = 1e-7
     seed: int = 0
@@ -180,6 +186,11 @@ class Norta:
         """The NORTA noise model with its marginals located at ``x`` (sizes checked)."""
         x = _check_x(x, n_features)
         d = x.shape[0]
+        if isinstance(self.marginals, Mapping):
+            raise ValueError(
+                "marginals given by name are matched to the model's features by "
+                "robustness(); bind() takes them as a list in the model's order"
+            )
         if len(self.marginals) != d:
             raise ValueError(
                 f"noise has {len(self.marginals)} marginals but x and the model have {d} features"

@@ -6,7 +6,7 @@ README's short version), ``mlm_matrices`` (misclustered images, largest likeliho
 ``pmnist_accuracy`` (accuracy of the trained CNN per corruption and level, for
 ``docs/pmnist.md``). Inputs: the summary's comparison and claim tables,
 ``results/mlm/accuracy.parquet`` (:data:`reliquant.mlm.reproduction.accuracy.ACCURACY_SCHEMA`),
-``matrices.parquet`` and ``misclustered.parquet``.
+``matrices.parquet``, ``misclustered.parquet`` and ``confusion_test.parquet``.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ __all__ = [
     "README_ROWS",
     "accuracy_block",
     "highlight_blocks",
+    "likelihood_vs_confusion",
     "matrix_block",
     "readme_block",
     "results_block",
@@ -73,9 +74,60 @@ def _top_cells(matrices: pd.DataFrame, scope: str, n: int) -> str:
     )
 
 
-def matrix_block(matrices: pd.DataFrame, misclustered: pd.DataFrame, n_top: int = 5) -> str:
-    """The misclustered training images (K-Means, Section 3.3) and the largest off-diagonal
-    likelihoods of the whole-set MLM (Figure 2) and of the mean over levels (eq. 9)."""
+def likelihood_vs_confusion(
+    matrices: pd.DataFrame, confusion: pd.DataFrame, scope: str = "clean"
+) -> pd.DataFrame:
+    """Per true class ``y``: the most likely confusion by L (``argmax_{c != y} L[y, c]`` of
+    ``scope``, eq. 6) beside the most frequent actual one (``argmax_{c != y} C[y, c]`` of
+    the confusion counts of the same images; ``-1`` when none of its images is
+    misclassified), with ``agree``. L ranks classes by how near the nearest misclassified
+    example of ``y`` comes to each centroid (eqs. 5-6), not by how often ``y`` is confused,
+    so the two need not agree."""
+    cells = matrices[(matrices["scope"] == scope) & (matrices["true"] != matrices["predicted"])]
+    off = confusion[confusion["true"] != confusion["predicted"]]
+    rows = []
+    for y, group in cells.groupby("true", sort=True):
+        best = group.loc[group["likelihood"].idxmax()]
+        errors = off[(off["true"] == y) & (off["count"] > 0)]
+        actual = errors.loc[errors["count"].idxmax()] if len(errors) else None
+        rows.append({
+            "true": int(y), "by_likelihood": int(best["predicted"]),
+            "likelihood": float(best["likelihood"]),
+            "most_confused": -1 if actual is None else int(actual["predicted"]),
+            "count": 0 if actual is None else int(actual["count"]),
+        })  # fmt: skip
+    out = pd.DataFrame(rows)
+    if len(out):
+        out["agree"] = out["by_likelihood"] == out["most_confused"]
+    return out
+
+
+def _confusion_line(matrices: pd.DataFrame, confusion: pd.DataFrame) -> str:
+    both = likelihood_vs_confusion(matrices, confusion)
+    cells = "; ".join(
+        f"{r.true}: L {r.by_likelihood}, actual "
+        + (f"{r.most_confused} ({r.count})" if r.most_confused >= 0 else "none")
+        for r in both.itertuples(index=False)
+    )
+    return (
+        "- Per true class of the clean test set, the most likely confusion by L (eq. 6) and the "
+        "class its images are actually misclassified as most often (count): they agree in "
+        f"{int(both['agree'].sum()) if len(both) else 0} of {len(both)} classes ({cells}). L "
+        "is not a confusion-frequency estimate: it ranks classes by how near the nearest "
+        "misclassified example comes to their centroids."
+    )
+
+
+def matrix_block(
+    matrices: pd.DataFrame,
+    misclustered: pd.DataFrame,
+    n_top: int = 5,
+    confusion: pd.DataFrame | None = None,
+) -> str:
+    """The misclustered training images (K-Means, Section 3.3), the largest off-diagonal
+    likelihoods of the whole-set MLM (Figure 2) and of the mean over levels (eq. 9), and,
+    with the clean test set's ``confusion`` counts, L's most likely confusion beside the
+    most frequent actual one per class (:func:`likelihood_vs_confusion`)."""
     moves = "; ".join(
         f"#{r.index}: {r.label} -> cluster {r.cluster}" for r in misclustered.itertuples()
     )
@@ -85,6 +137,8 @@ def matrix_block(matrices: pd.DataFrame, misclustered: pd.DataFrame, n_top: int 
         f"- Largest likelihoods of the whole-set MLM (Figure 2): {_top_cells(matrices, 'overall', n_top)}.",
         f"- Largest likelihoods of the mean over levels (eq. 9): {_top_cells(matrices, 'mean', n_top)}.",
     ]
+    if confusion is not None:
+        lines.append(_confusion_line(matrices, confusion))
     return "\n".join(lines) + "\n"
 
 
@@ -94,11 +148,13 @@ def highlight_blocks(
     accuracy: pd.DataFrame,
     matrices: pd.DataFrame,
     misclustered: pd.DataFrame,
+    confusion: pd.DataFrame | None = None,
 ) -> dict[str, str]:
-    """Every generated MLM block, by name."""
+    """Every generated MLM block, by name (``confusion``: the clean test set's counts,
+    ``results/mlm/confusion_test.parquet``)."""
     return {
         "mlm_results": results_block(comparisons, claims),
-        "mlm_matrices": matrix_block(matrices, misclustered),
+        "mlm_matrices": matrix_block(matrices, misclustered, confusion=confusion),
         "readme_mlm": readme_block(comparisons, claims),
         "pmnist_accuracy": accuracy_block(accuracy),
     }
