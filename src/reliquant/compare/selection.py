@@ -157,19 +157,28 @@ class RobustnessSelector:
 
     Parameters
     ----------
-    models : at least two fitted classifiers with ``predict_proba`` and the same ``classes_``.
-    rule : ``"RS-D"`` (best validation accuracy) or ``"RS-I"`` (largest improvement).
-    robustness : reliability of one model's predictions from its probabilities, ``(n, K) -> (n,)``,
+    models : sequence of classifiers
+        At least two fitted classifiers with ``predict_proba`` and the same ``classes_``.
+    rule : str
+        ``"RS-D"`` (best validation accuracy) or ``"RS-I"`` (largest improvement).
+    robustness : callable, optional
+        Reliability of one model's predictions from its probabilities, ``(n, K) -> (n,)``,
         finite and ``>= 0``, higher = more robust; default :func:`protocol_log_ratio`.
 
-    Attributes (after :meth:`fit`)
-    ------------------------------
-    classes_ : the models' shared classes.
-    validation_accuracies_ : each model's validation accuracy, in the order given.
-    first_, second_ : indices into ``models`` of ``M1`` and ``M2``.
-    cut_ : the cut on ``q = s_2 / s_1``: ``M2`` predicts where ``q > cut_``.
-    validation_accuracy_ : the selector's own accuracy on the validation set.
-    second_share_ : the share of validation predictions given to ``M2``.
+    Attributes
+    ----------
+    classes_ : numpy.ndarray
+        The models' shared classes (set by :meth:`fit`, as every attribute below).
+    validation_accuracies_ : numpy.ndarray
+        Each model's validation accuracy, in the order given.
+    first_, second_ : int
+        Indices into ``models`` of ``M1`` and ``M2``.
+    cut_ : float
+        The cut on ``q = s_2 / s_1``: ``M2`` predicts where ``q > cut_``.
+    validation_accuracy_ : float
+        The selector's own accuracy on the validation set.
+    second_share_ : float
+        The share of validation predictions given to ``M2``.
     """
 
     def __init__(
