@@ -14,10 +14,17 @@ scores of their correctness (one rounded to two decimals, so that the tie path i
 
 With ``--baseline REV`` the module ``reliquant/compare/comparison.py`` of ``REV`` (``git
 show``) runs first on the same data and seed, then the working tree's; the report says
-whether the two tables are identical (bit for bit). Standalone only: no config key, no rule.
-"""
+whether the two tables are identical (bit for bit).
 
-from __future__ import annotations
+The compare jobs' job time (:func:`job_times`): the ``s`` (wall seconds) of every
+``benchmarks/compare/*.tsv`` the **last run** left, except the log-ratio protocol's (a named
+target, not in the default run), summed against ``compare.bench.target_job_seconds`` (the
+topic's budget: 3 minutes of job time on 2 cores). Nothing is rerun: run the workflow first
+(``snakemake --cores 2``), then ``snakemake --cores 2 --forcerun bench_compare bench``.
+
+As the Snakemake rule ``bench_compare`` (rule ``bench`` collects its headline rows) the
+settings come from ``compare.bench`` of the workflow's config; standalone from the options.
+"""
 
 import argparse
 import importlib.util
@@ -102,8 +109,58 @@ def cell(run: dict) -> tuple[str, str, str]:
     return f"{run['seconds']:.1f}", f"{run['traced_mb']:.1f}", f"{run['rss_mb']:.0f}"
 
 
-def main(sizes: list[int], n_boot: int, n_scores: int, baseline: str | None, limit: float) -> str:
-    """Measure every size (baseline first when given) and return the markdown report."""
+#: Benchmark records of jobs outside the default run (the log-ratio protocol's named target).
+NOT_DEFAULT = ("logratio_protocol",)
+
+
+def job_times(folder: Path) -> list[tuple[str, float]]:
+    """``(job, s)`` of every benchmark record in ``folder`` (``benchmarks/compare``) but the
+    log-ratio protocol's (:data:`NOT_DEFAULT`), by name; ``s`` of its last row
+    (:func:`reliquant.core.runtimes.read_benchmark`)."""
+    from reliquant.core.runtimes import read_benchmark
+
+    return [
+        (path.stem, read_benchmark(path)["s"])
+        for path in sorted(folder.glob("*.tsv"))
+        if not path.stem.startswith(NOT_DEFAULT)
+    ]
+
+
+def job_time_section(folder: Path, target: float) -> tuple[list[str], tuple[str, str, str]]:
+    """The report's lines on the last run's compare jobs and its headline row."""
+    jobs = job_times(folder)
+    total = sum(s for _, s in jobs)
+    lines = [
+        "",
+        f"## The compare jobs' job time (the last run's records in `{folder}`)",
+        "",
+        "Read from each job's `benchmark:` file as the last run left it (nothing rerun; a job "
+        "not run since an edit keeps its older record). The log-ratio protocol is not counted "
+        "(a named target, not in the default run).",
+        "",
+        "| job | seconds |",
+        "|---|---:|",
+    ]
+    lines += [f"| {job} | {s:.1f} |" for job, s in jobs]
+    lines.append(f"| **total ({len(jobs)} jobs)** | **{total:.1f}** |")
+    measured = f"{total:.0f} s of job time ({len(jobs)} jobs)" if jobs else "no records (run first)"
+    row = ("compare: the default run's compare jobs, last run", measured, f"<= {target:g} s")
+    return lines, row
+
+
+def main(
+    sizes: list[int],
+    n_boot: int,
+    n_scores: int,
+    baseline: str | None,
+    limit: float,
+    *,
+    jobs_folder: Path | None = None,
+    target_job_seconds: float | None = None,
+) -> str:
+    """Measure every size (baseline first when given) and return the markdown report; with
+    ``jobs_folder``, the compare jobs' job time against ``target_job_seconds`` and the
+    headline rows (:func:`reliquant.core.benchmarks.headline_markdown`)."""
     lines = [
         "# Benchmark: compare_scores (bootstrap AU-ARC intervals)",
         "",
@@ -126,10 +183,37 @@ def main(sizes: list[int], n_boot: int, n_scores: int, baseline: str | None, lim
             )  # fmt: skip
             lines.append(f"| {n:,} | working tree | " + " | ".join(cell(after)) + f" | {same} |")
             print(lines[-1], flush=True)
-    return "\n".join(lines) + "\n"
+    if jobs_folder is None:
+        return "\n".join(lines) + "\n"
+    from reliquant.core.benchmarks import headline_markdown
+
+    job_lines, job_row = job_time_section(jobs_folder, float(target_job_seconds))
+    largest = after["error"] or f"{after['seconds']:.1f} s, peak RSS {after['rss_mb']:.0f} MB"
+    rows = [
+        (
+            f"compare: compare_scores, {sizes[-1]:,} predictions, n_boot = {n_boot}",
+            largest,
+            f"within {limit:g} GiB",
+        ),
+        job_row,
+    ]
+    return "\n".join([*lines, *job_lines, "", headline_markdown(rows)])
 
 
-if __name__ == "__main__":
+if __name__ == "__main__" and sys.argv[1:2] == ["--child"]:  # one measurement (measure)
+    print(json.dumps(child(json.loads(sys.argv[2]))))
+elif __name__ == "__main__" and "snakemake" in globals():
+    from reliquant.core.io import write_text
+    from reliquant.core.runlog import start_job
+
+    start_job(snakemake.log[0], "compare")  # noqa: F821
+    bench = snakemake.config["compare"]["bench"]  # noqa: F821
+    report = main(
+        bench["n"], bench["n_boot"], bench["scores"], None, bench["mem_limit_gb"],
+        jobs_folder=Path("benchmarks/compare"), target_job_seconds=bench["target_job_seconds"],
+    )  # fmt: skip
+    write_text(report, snakemake.output[0])  # noqa: F821
+elif __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--n-boot", type=int, default=1000)
@@ -137,12 +221,15 @@ if __name__ == "__main__":
     parser.add_argument("--baseline", help="a git revision measured first (before/after)")
     parser.add_argument("--mem-limit-gb", type=float, default=6.0)
     parser.add_argument("--out", help="also write the report here (atomically)")
-    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--jobs", type=Path, help="also sum the job times of this run's benchmarks/compare"
+    )
+    parser.add_argument("--target-job-seconds", type=float, default=180.0)
     args = parser.parse_args()
-    if args.child:
-        print(json.dumps(child(json.loads(args.child))))
-        sys.exit(0)
-    report = main(args.n, args.n_boot, args.scores, args.baseline, args.mem_limit_gb)
+    report = main(
+        args.n, args.n_boot, args.scores, args.baseline, args.mem_limit_gb,
+        jobs_folder=args.jobs, target_job_seconds=args.target_job_seconds,
+    )  # fmt: skip
     print(report)
     if args.out:
         from reliquant.core.io import write_text

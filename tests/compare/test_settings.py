@@ -11,6 +11,7 @@ from conftest import RAW
 
 from reliquant.compare.reproduction.settings import (
     TABLE_ROWS,
+    check_benchmarks,
     check_settings,
     mnist_corruptions,
     partition_images,
@@ -69,6 +70,7 @@ def _check_before_any_job(tmp_path: Path, text: str) -> None:
     mlm = list(config["mlm"]["perturbed"]["corruptions"] or config["pmnist"]["corruptions"])
     images_per_class = config["pmnist"]["images_per_class"]
     check_settings(config["compare"], mlm, config["nbc"], images_per_class=images_per_class)
+    check_benchmarks(config["compare"], config["data"]["benchmarks"])
 
 
 def test_the_shipped_configurations_pass(tmp_path) -> None:
@@ -107,6 +109,34 @@ def test_the_shipped_configurations_pass(tmp_path) -> None:
         (
             "compare:\n  table:\n    alphas: [1.0, 1.0, 10.0]\n",
             "compare.table.alphas = [1.0, 1.0, 10.0]: [1.0, 1.0, 10.0] has non-unique elements",
+        ),
+        # benchmark sets: each a table of data.benchmarks with its declared comparison
+        (
+            "compare:\n  benchmarks:\n    wine:\n      model: {kind: random_forest, "
+            "n_estimators: 2, max_depth: 2}\n      test_fraction: 0.3\n      max_rows: null\n"
+            "      shift: {kind: noise, scale: 1.0}\n      robustness: {variances: [0.1], "
+            "n_draws: 10}\n      n_splits: 2\n",
+            "compare.benchmarks.wine: 'wine' is not in data.benchmarks",
+        ),
+        (
+            "compare:\n  benchmarks:\n    authent:\n      model: {learning_rate: 0.1}\n"
+            "    segment:\n      model: {learning_rate: 0.1}\n",
+            "compare.benchmarks.segment.model: kind random_forest takes no learning_rate",
+        ),
+        (
+            "compare:\n  benchmarks:\n    authent:\n      shift: {scale: 1.0}\n",
+            "compare.benchmarks.authent.shift: 'scale' must not be set here (a quantile shift "
+            "takes quantile and feature)",
+        ),
+        (
+            "compare:\n  benchmarks:\n    segment:\n      shift: {quantile: 0.5}\n",
+            "compare.benchmarks.segment.shift: 'quantile' must not be set here",
+        ),
+        (
+            "compare:\n  comparisons:\n    bench_robot:\n      paper: [mc_robustness]\n"
+            "      uncertainty: [margin]\n",
+            "compare.comparisons ['bench_robot'] declare benchmark sets that compare.benchmarks "
+            "does not list",
         ),
         # a key written twice in the overlay: the last one won silently
         (
@@ -205,4 +235,25 @@ def test_full_preset_is_a_valid_overlay_of_the_default_config() -> None:
     check_settings(full["compare"], ["fog", "snow"], full["nbc"], images_per_class=None)
     for key in ("mnist", "pima", "table"):
         assert full["compare"][key]["n_splits"] > base["compare"][key]["n_splits"] >= 1
+    for name, entry in base["compare"]["benchmarks"].items():
+        bigger = full["compare"]["benchmarks"][name]
+        assert bigger["n_splits"] > entry["n_splits"] >= 2
+        assert bigger["robustness"]["n_draws"] > entry["robustness"]["n_draws"]
     assert full["compare"]["mnist"]["n_draws"] > base["compare"]["mnist"]["n_draws"]
+
+
+def test_a_benchmark_set_needs_a_declared_comparison_and_a_title() -> None:
+    """A set without compare.comparisons.bench_<name> would be evaluated against nothing
+    declared; a set the topic has no title for would fail in its job."""
+    compare = load_config(REPO / "config.yaml")["compare"]
+    data_benchmarks = load_config(REPO / "config.yaml")["data"]["benchmarks"]
+    check_benchmarks(compare, data_benchmarks)
+    compare["benchmarks"]["twonorm"] = dict(compare["benchmarks"]["authent"])
+    with pytest.raises(ValueError, match=r"compare.benchmarks.twonorm has no declared "
+                       r"comparison compare.comparisons.bench_twonorm"):  # fmt: skip
+        check_benchmarks(compare, data_benchmarks)
+    compare["comparisons"]["bench_twonorm"] = compare["comparisons"]["bench_authent"]
+    check_benchmarks(compare, data_benchmarks)
+    compare["benchmarks"]["iris"] = compare["benchmarks"].pop("twonorm")
+    with pytest.raises(ValueError, match=r"'iris' has no title in .*BENCHMARK_TITLES"):
+        check_benchmarks(compare, [*data_benchmarks, "iris"])

@@ -1,14 +1,21 @@
 """Tabular data sets of the compare topic: discretisation, NBC cells, the scikit-learn table,
-Pima."""
+Pima, the benchmark sets."""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
-from reliquant.compare.reproduction.tables import score_columns
+from reliquant.compare.reproduction.tables import (
+    BASE_COLUMNS,
+    assign_parts,
+    prediction_schema,
+    score_columns,
+)
 from reliquant.compare.reproduction.tabular import (
+    benchmark_predictions,
     discretise,
     nbc_case,
     nbc_cell_predictions,
@@ -104,3 +111,167 @@ def test_a_noise_variance_out_of_floating_point_names_snr() -> None:
                snr=1.0e-300, max_boxes=0, max_draws=100, half_width=0.1)  # fmt: skip
     with pytest.raises(ValueError, match=r"compare.pima.snr = 1e-300 gives noise variances"):
         pima_predictions(pd.DataFrame(data), exp=exp, seed=2)
+
+
+# ------------------------------------------------------------------ benchmark sets
+def _bench_table(n: int = 240, seed: int = 0) -> pd.DataFrame:
+    """Three classes, three continuous features (distinct values) in very different units:
+    the class shifts every feature's mean."""
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 3
+    data = {
+        "a": rng.normal(y, 1.0),
+        "b": rng.normal(100.0 * y, 150.0),
+        "c": rng.normal(0.001 * y, 0.001),
+    }
+    return pd.DataFrame({**data, "class": y.astype(np.int64)})
+
+
+def _bench_exp(**changes) -> dict:
+    exp = dict(
+        model={"kind": "random_forest", "n_estimators": 5, "max_depth": 4},
+        test_fraction=0.25,
+        max_rows=None,
+        shift={"kind": "quantile", "quantile": 0.6, "feature": "b"},
+        robustness={"variances": [0.01, 0.5], "n_draws": 40},
+        n_splits=2,
+    )
+    return {**exp, **changes}
+
+
+def test_benchmark_quantile_shift_holds_out_the_rows_above_each_class_quantile() -> None:
+    """The shifted case is, per class c, exactly the n_c - round(q n_c) rows with the largest
+    values of the named feature (a direct sort); the clean case is round(f m_c) of the other
+    m_c rows of each class; the two never share a row."""
+    frame = _bench_table()
+    out = benchmark_predictions(frame, name="vowel", exp=_bench_exp(), seed=5)
+    assert set(out["dataset"]) == {"bench_vowel"}
+    for split in (0, 1):
+        rows = out[out["split"] == split]
+        shifted = set(rows.loc[rows["case"] == "covariate shift", "item"])
+        clean = rows.loc[rows["case"] == "clean", "item"]
+        expected, n_clean = set(), 0
+        for c in range(3):
+            members = frame.index[frame["class"] == c].to_numpy()
+            order = members[np.argsort(frame.loc[members, "b"].to_numpy())]
+            kept = int(round(0.6 * members.size))
+            expected |= set(order[kept:].tolist())
+            n_clean += int(round(0.25 * kept))
+        assert shifted == expected
+        assert len(clean) == n_clean and not set(clean) & shifted
+        assert (rows["condition"] == np.where(rows["case"] == "clean", "clean", "shifted")).all()
+        assert (rows["label"] == frame.loc[rows["item"], "class"].to_numpy()).all()
+
+
+def test_benchmark_quantile_shift_defaults_to_the_principal_feature_of_the_whole_table() -> None:
+    """feature null: the column most correlated with the first principal component of the
+    standardised features. Columns b and c are a noisy copy of one signal, a is noise: the
+    principal feature is b or c on every split, the same one (the shifted rows sit above
+    each class's quantile of it)."""
+    rng = np.random.default_rng(3)
+    n = 180
+    y = np.arange(n) % 2
+    signal = rng.normal(y, 1.0)
+    frame = pd.DataFrame({"a": rng.normal(size=n), "b": signal + rng.normal(0, 0.1, n),
+                          "c": 7.0 * signal + rng.normal(0, 0.1, n), "class": y})  # fmt: skip
+    shift = {"kind": "quantile", "quantile": 0.5, "feature": None}
+    out = benchmark_predictions(frame, name="authent", exp=_bench_exp(shift=shift), seed=1)
+    z = (frame[["a", "b", "c"]] - frame[["a", "b", "c"]].mean()) / frame[["a", "b", "c"]].std()
+    loading = np.abs(np.linalg.eigh(np.cov(z.to_numpy(), rowvar=False))[1][:, -1])
+    feature = "abc"[int(np.argmax(loading))]
+    assert feature in "bc"
+    for split in (0, 1):
+        rows = out[(out["split"] == split) & (out["case"] == "covariate shift")]
+        for c in (0, 1):
+            values = frame.loc[frame["class"] == c, feature]
+            above = set(values.index[values > values.sort_values().iloc[44]])
+            assert set(rows.loc[rows["label"] == c, "item"]) == above
+
+
+def test_benchmark_noise_shift_perturbs_the_held_out_rows_only() -> None:
+    """Noise: the shifted case holds the clean case's rows; at a vanishing scale its
+    predictions and probability scores equal the clean ones, at a large scale its accuracy
+    falls to about chance (1/3)."""
+    frame = _bench_table(n=300)
+    tiny = _bench_exp(shift={"kind": "noise", "scale": 1e-12}, test_fraction=0.5)
+    out = benchmark_predictions(frame, name="segment", exp=tiny, seed=2)
+    clean, noisy = out[out["case"] == "clean"], out[out["case"] == "noise"]
+    assert clean["item"].tolist() == noisy["item"].tolist() and len(clean) == 2 * 150
+    for col in ("prediction", "max_probability", "margin", "centroid_proximity"):
+        assert clean[col].tolist() == noisy[col].tolist(), col
+    assert clean["correct"].mean() > 0.6
+    big = benchmark_predictions(
+        frame, name="segment", exp={**tiny, "shift": {"kind": "noise", "scale": 30.0}}, seed=2
+    )
+    assert abs(big.loc[big["case"] == "noise", "correct"].mean() - 1 / 3) < 0.12
+
+
+def test_benchmark_table_has_every_data_sets_schema_and_is_deterministic() -> None:
+    """The columns of every per-prediction table, the same arrow schema as Pima's but its
+    robustness column (one Monte Carlo column per variance), estimates in steps of
+    1 / n_draws; two calls give identical tables, another seed another one."""
+    exp = _bench_exp(max_rows=150)
+    out = benchmark_predictions(_bench_table(), name="waveform_21", exp=exp, seed=7)
+    assert list(out.columns[: len(BASE_COLUMNS)]) == list(BASE_COLUMNS)
+    scores = score_columns(out)
+    assert scores == ["mc_robustness@0.01", "mc_robustness@0.5", "max_probability",
+                      "negative_entropy", "margin", "log_ratio", "centroid_proximity"]  # fmt: skip
+    from reliquant.trees.reproduction.data import PIMA_DROPPED, PIMA_FEATURES, PIMA_TARGET
+
+    rng = np.random.default_rng(0)
+    pima = {c: rng.uniform(1, 100, 60) for c in [*PIMA_FEATURES, *PIMA_DROPPED]}
+    pima[PIMA_TARGET] = np.arange(60) % 2
+    pima_exp = dict(model={"n_estimators": 2, "max_depth": 2}, test_fraction=0.5,
+                    shift_scale=0.5, snr=10.0, max_boxes=0, max_draws=50, half_width=0.1)  # fmt: skip
+    other = pima_predictions(pd.DataFrame(pima), exp=pima_exp, seed=1)
+    ours = prediction_schema(scores)
+    theirs = prediction_schema(score_columns(other))
+    assert [ours.field(c) for c in BASE_COLUMNS] == [theirs.field(c) for c in BASE_COLUMNS]
+    assert dict(out.dtypes.iloc[: len(BASE_COLUMNS)]) == dict(
+        other.dtypes.iloc[: len(BASE_COLUMNS)]
+    )
+    parted = assign_parts(out, validation_fraction=0.5, seed=7)
+    pa_table = pa.Table.from_pandas(parted, schema=ours, preserve_index=False)
+    assert pa_table.num_rows == len(out)
+    for col in scores[:2]:
+        steps = out[col].to_numpy() * 40
+        assert np.allclose(steps, np.round(steps)) and out[col].between(0, 1).all()
+    # 150 rows drawn per split: each split its own rows
+    items = [set(out.loc[out["split"] == s, "item"]) for s in (0, 1)]
+    assert items[0] != items[1] and all(len(i) <= 150 for i in items)
+    again = benchmark_predictions(_bench_table(), name="waveform_21", exp=exp, seed=7)
+    pd.testing.assert_frame_equal(out, again)
+    other_seed = benchmark_predictions(_bench_table(), name="waveform_21", exp=exp, seed=8)
+    assert not out["item"].equals(other_seed["item"])
+
+
+def test_benchmark_robustness_does_not_depend_on_the_features_units() -> None:
+    """Noise in units of each feature's training sd: every feature multiplied by 2^10 (exact
+    in floating point) leaves every score and prediction identical, bit for bit; noise of a
+    fixed variance would not."""
+    frame = _bench_table()
+    scaled = frame.copy()
+    scaled[["a", "b", "c"]] *= 1024.0
+    exp = _bench_exp()
+    pd.testing.assert_frame_equal(
+        benchmark_predictions(frame, name="vowel", exp=exp, seed=4),
+        benchmark_predictions(scaled, name="vowel", exp=exp, seed=4),
+    )
+
+
+@pytest.mark.parametrize(
+    ("changes", "match"),
+    [
+        ({"shift": {"kind": "quantile", "quantile": 0.5, "feature": "d"}},
+         r"compare.benchmarks.vowel.shift.feature = 'd' is not a feature of vowel \(a, b, c\)"),
+        ({"max_rows": 12, "test_fraction": 0.9, "shift": {"kind": "noise", "scale": 1.0}},
+         r"compare.benchmarks.vowel: split 0's 1 training rows hold no row of class"),
+        ({"model": {"kind": "random_forest", "n_estimators": 2, "max_depth": 2,
+                    "learning_rate": 0.1}},
+         "config key compare.benchmarks.vowel.model: model kind random_forest takes no "
+         "learning_rate"),
+    ],
+)  # fmt: skip
+def test_benchmark_errors_name_the_config_key(changes, match) -> None:
+    with pytest.raises(ValueError, match=match):
+        benchmark_predictions(_bench_table(), name="vowel", exp=_bench_exp(**changes), seed=0)

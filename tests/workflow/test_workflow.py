@@ -51,8 +51,30 @@ def test_full_dag_dry_run(config):
     assert jobs.get("all") == 1
     for topic in ("data_mnist", "nbc_cell", "mlm_train", "pmnist_generate"):
         assert topic in jobs, f"{topic} missing from the DAG: {sorted(jobs)}"
-    # the log-ratio protocol and the benchmark tables are named targets only
-    assert not {"compare_logratio_protocol", "data_benchmark"} & set(jobs), jobs
+    # the log-ratio protocol is a named target only; the benchmark tables the compare topic
+    # evaluates (compare.benchmarks) are in every run, each with its own job
+    assert "compare_logratio_protocol" not in jobs, jobs
+    n_sets = len(yaml.safe_load((REPO / "config.yaml").read_text())["compare"]["benchmarks"])
+    assert n_sets >= 4
+    assert jobs.get("compare_benchmark") == jobs.get("data_benchmark") == n_sets, jobs
+
+
+def test_compare_plans_one_job_per_configured_benchmark_set():
+    """Each set of compare.benchmarks: its table (data_benchmark), one compare_benchmark job
+    writing results/compare/predictions/bench_<name>.parquet, read by compare_evaluate."""
+    sets = yaml.safe_load((REPO / "config.yaml").read_text())["compare"]["benchmarks"]
+    targets = [f"results/compare/predictions/bench_{name}.parquet" for name in sets]
+    proc = snakemake(REPO, "-n", "--forceall", "results/compare/auarc.parquet", *SMOKE)
+    out = proc.stdout + proc.stderr
+    jobs = planned_jobs(out)
+    assert jobs.get("compare_benchmark") == len(sets) == 4, jobs
+    assert jobs.get("data_benchmark") == len(sets) and jobs.get("compare_evaluate") == 1, jobs
+    for target in targets:
+        assert f"output: {target}" in out, target
+    # a set that compare.benchmarks does not list has no rule
+    proc = snakemake(REPO, "-n", "results/compare/predictions/bench_robot.parquet", check=False)
+    assert proc.returncode != 0
+    assert "MissingRuleException" in proc.stdout + proc.stderr
 
 
 def test_protocol_target_plans_the_protocol_on_each_configured_table():
@@ -75,6 +97,7 @@ def test_bench_target_collects_every_topic():
         "bench_trees",
         "bench_pmnist",
         "bench_mlm",
+        "bench_compare",
         "bench_workflow",
         "bench",
     } <= set(jobs), jobs
@@ -160,6 +183,7 @@ def _bad_config(tmp_path, dotted: str, value) -> str:
         ("trees.seed", -1),
         ("data.benchmarks", ["Robot"]),
         ("compare.logratio_protocol.n_splits", 1),
+        ("compare.benchmarks.authent.n_splits", 1),
     ],
 )
 def test_bad_config_fails_before_any_job_naming_the_key(tmp_path, dotted, value):

@@ -8,7 +8,11 @@
 # Resources (threads, mem_mb, runtime in minutes): measured benchmarks/ peaks x 1.5 + 500 MB
 # and wall times x 3, at least 1000 MB and 5 minutes (CONTRIBUTING.md, Resources).
 
-from reliquant.compare.reproduction.settings import check_settings, mnist_corruptions
+from reliquant.compare.reproduction.settings import (
+    check_benchmarks,
+    check_settings,
+    mnist_corruptions,
+)
 from reliquant.nbc.reproduction.experiment import gamma_key
 
 COMPARE = config["compare"]
@@ -20,6 +24,9 @@ COMPARE_CORRUPTIONS = mnist_corruptions(COMPARE, MLM_CORRUPTIONS)
 # The MNIST corruptions scored by mlm, NBC cells of the nbc grid, and sizes the data holds
 # (MNIST test images, the table's rows), checked before any job.
 check_settings(COMPARE, MLM_CORRUPTIONS, config["nbc"], images_per_class=PMNIST["images_per_class"])
+# The benchmark sets: each in data.benchmarks, with a title and a declared comparison.
+check_benchmarks(COMPARE, DATA_BENCHMARKS)
+COMPARE_BENCHMARKS = list(COMPARE["benchmarks"])
 COMPARE_CLEAN = MLM["perturbed"]["clean_partition"]
 COMPARE_MNIST = COMPARE["mnist"]
 # Per-data-set settings of the MNIST tree models (their kind -> data set key).
@@ -29,7 +36,14 @@ COMPARE_NBC_CELLS = [
     for c in COMPARE["nbc"]["cells"]
 ]
 # One per-prediction table per data set, in report order.
-COMPARE_DATASETS = ["cnn_mnist", "rf_mnist", "xgb_mnist", "pima_xgb", "nbc_synthetic", "table_nbc"]
+COMPARE_DATASETS = [
+    "cnn_mnist",
+    "rf_mnist",
+    "xgb_mnist",
+    "pima_xgb",
+    "nbc_synthetic",
+    "table_nbc",
+] + [f"bench_{name}" for name in COMPARE_BENCHMARKS]
 COMPARE_PREDICTIONS = expand("results/compare/predictions/{d}.parquet", d=COMPARE_DATASETS)
 COMPARE_FIGS = "results/figures/compare"
 
@@ -229,6 +243,33 @@ rule compare_table:
         "../../scripts/compare/compare_table.py"
 
 
+# One rule for every benchmark set of compare.benchmarks (data set bench_<name>).
+rule compare_benchmark:
+    input:
+        "results/data/benchmarks/{compare_benchmark}.parquet",
+    output:
+        "results/compare/predictions/bench_{compare_benchmark}.parquet",
+    params:
+        code=COMPARE_CODE,
+        exp=lambda wc: COMPARE["benchmarks"][wc.compare_benchmark],
+        seed=COMPARE["seed"],
+        validation_fraction=COMPARE["evaluation"]["validation_fraction"],
+    log:
+        "logs/compare/benchmark_{compare_benchmark}.log",
+    benchmark:
+        "benchmarks/compare/benchmark_{compare_benchmark}.tsv"
+    wildcard_constraints:
+        compare_benchmark="|".join(COMPARE_BENCHMARKS) or "^$",
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        ENV_CORE
+    script:
+        "../../scripts/compare/compare_benchmark.py"
+
+
 rule compare_evaluate:
     input:
         COMPARE_PREDICTIONS,
@@ -353,6 +394,30 @@ rule compare_paper:
         ENV_CORE
     script:
         "../../scripts/compare/compare_paper.py"
+
+
+# compare_scores' bootstrap timed, and the last run's compare jobs' job time against the
+# topic's budget (bench/compare.py; rule bench collects its headline rows). No input: it
+# reads benchmarks/compare/*.tsv as the last run left them
+# (`snakemake --cores 2 --forcerun bench_compare bench` after a run). Its own record goes to
+# benchmarks/report/, so that it never counts itself.
+rule bench_compare:
+    output:
+        "results/bench/compare.md",
+    params:
+        code=COMPARE_CODE,
+    log:
+        "logs/compare/bench.log",
+    benchmark:
+        "benchmarks/report/bench_compare.tsv"
+    threads: 1
+    resources:
+        mem_mb=8000,
+        runtime=10,
+    conda:
+        ENV_CORE
+    script:
+        "../../bench/compare.py"
 
 
 # ---- The log-ratio follow-up's own protocol (not in the default run) ---------------------

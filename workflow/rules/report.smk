@@ -13,7 +13,7 @@ summary_report = topic_report("Summary")
 SUMMARY_TOPICS = PAPER_TOPICS + ["compare"]
 #: Benchmark reports (results/bench/<topic>.md, each written by rule bench_<topic>) that rule
 #: bench collects; "workflow" times the whole workflow (bench/workflow.py).
-BENCH_TOPICS = ["nbc", "trees", "pmnist", "mlm", "workflow"]
+BENCH_TOPICS = ["nbc", "trees", "pmnist", "mlm", "compare", "workflow"]
 #: Digest of the installed package versions: installing other versions rewrites
 #: results/environment.json (a params rerun trigger); nothing else reruns it.
 ENVIRONMENT_PACKAGES = hashlib.sha256(

@@ -159,21 +159,25 @@ def noise_figure(noise: pd.DataFrame) -> Figure:
     apply_style()
     scores = list(dict.fromkeys(noise["score"])) or ["(no grid score)"]
     fig, axes = plt.subplots(1, len(scores), figsize=(5.2 * len(scores), 3.6), squeeze=False)
-    cmap = plt.get_cmap("tab10")
+    cmap = plt.get_cmap("tab20")
     for ax, score in zip(axes.ravel(), scores, strict=True):
         rows = noise[noise["score"] == score]
         keys = list(dict.fromkeys(zip(rows["dataset"], rows["condition"], strict=True)))
         for i, (dataset, condition) in enumerate(keys):
             r = rows[(rows["dataset"] == dataset) & (rows["condition"] == condition)]
             r = r.sort_values("scale")
-            c = cmap(i % 10)
+            c = cmap(i % 20)
             label = f"{DATASET_TITLES.get(dataset, dataset)}, {condition}"
             ax.plot(r["scale"], r["auarc_validation"], "-o", color=c, ms=3, lw=1.2, label=label)
             ax.plot(r["scale"], r["auarc_test"], ":", color=c, lw=1.0)
             pick = r[r["chosen"]]
             ax.plot(pick["scale"], pick["auarc_validation"], "o", ms=9, mfc="none", color=c)
         ax.set_xscale("log")
-        ax.set_xlabel("noise scale (variance on the [0, 1] pixel scale)")
+        ax.set_xlabel(
+            "noise variance (MNIST: on the [0, 1] pixel scale; tables: in units of each "
+            "feature's training variance)",
+            fontsize=7,
+        )
         ax.set_ylabel("mean AU-ARC over splits")
         ax.set_title(f"{score}: solid validation, dotted test, ring chosen", fontsize=9)
         if keys:

@@ -228,16 +228,19 @@ def mc_grid(
     exp: Mapping[str, Any],
     seed: int,
     batch_rows: int = 65536,
+    unit: np.ndarray | float = 1.0,
 ) -> dict[str, np.ndarray]:
     """The Monte Carlo robustness at every variance of ``exp["variances"]`` (the noise grid):
     ``{"mc_robustness@<v>": estimate}`` (:func:`reliquant.compare.reproduction.tables.grid_score`),
     each with ``exp["n_draws"]`` draws and its own seed ``block_int_seed(seed, k)`` (``k`` the
-    grid index)."""
+    grid index). The noise is ``N(0, v unit)`` per feature: ``unit`` 1 for pixels, a table's
+    training variances ``s_j^2`` for features in their own units (``v`` then in units of
+    each feature's variance)."""
     out = {}
     for k, v in enumerate(exp["variances"]):
         res = black_box_robustness(
-            predict, X, float(v), n_draws=int(exp["n_draws"]), seed=block_int_seed(seed, k),
-            labels=labels, batch_rows=batch_rows,
+            predict, X, float(v) * np.asarray(unit, dtype=np.float64), n_draws=int(exp["n_draws"]),
+            seed=block_int_seed(seed, k), labels=labels, batch_rows=batch_rows,
         )  # fmt: skip
         out[grid_score("mc_robustness", v)] = res.estimate
     return out

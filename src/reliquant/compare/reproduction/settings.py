@@ -8,7 +8,12 @@ reused, every training set of it); ``mnist.n_clean`` and
 ``mnist.n_per_corruption`` images are drawn without replacement from the test images of the
 Perturbed MNIST partitions (:func:`partition_images`); the scikit-learn table's split
 (:func:`split_sizes` of :data:`TABLE_ROWS`) holds at least one test row and at least
-``table.cv_folds`` training rows (each fold of the cross-validation needs one).
+``table.cv_folds`` training rows (each fold of the cross-validation needs one). The benchmark sets
+(:func:`check_benchmarks`): each configured set is a table the data topic converts
+(``data.benchmarks``), has a title (:data:`reliquant.compare.reproduction.tables.BENCHMARK_TITLES`),
+a declared comparison ``compare.comparisons.bench_<name>``, and only the hyperparameters its
+model kind takes; a ``bench_<name>`` comparison without its set is refused too (it would
+declare a comparison nothing computes).
 """
 
 from __future__ import annotations
@@ -16,9 +21,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from reliquant.compare.reproduction.tables import BENCHMARK_TITLES, benchmark_dataset
 from reliquant.core.datasets import MNIST_TEST_CLASS_COUNTS
 
-__all__ = ["TABLE_ROWS", "check_settings", "mnist_corruptions", "partition_images", "split_sizes"]
+__all__ = [
+    "TABLE_ROWS",
+    "check_benchmarks",
+    "check_settings",
+    "mnist_corruptions",
+    "partition_images",
+    "split_sizes",
+]
 
 #: Rows of each table bundled with scikit-learn that the compare topic reads
 #: (``sklearn.datasets.load_<name>``).
@@ -114,5 +127,47 @@ def check_settings(
         if key in seen:
             problems.append(f"compare.nbc.cells lists (n_train {key[0]}, gamma {key[1]:g}) twice")
         seen.add(key)
+    if problems:
+        raise ValueError("compare config: " + "; ".join(problems))
+
+
+def check_benchmarks(compare: Mapping[str, Any], data_benchmarks: Sequence[str]) -> None:
+    """Raise a ValueError naming the keys at fault when ``compare.benchmarks`` does not fit
+    ``data.benchmarks`` (``data_benchmarks``), the known titles, ``compare.comparisons`` or
+    its model kinds (module docstring)."""
+    from reliquant.trees.reproduction.models import model_hyperparameters
+
+    problems = []
+    sets = dict(compare["benchmarks"])
+    comparisons = compare["comparisons"]
+    for name, entry in sets.items():
+        key = f"compare.benchmarks.{name}"
+        if name not in data_benchmarks:
+            problems.append(f"{key}: {name!r} is not in data.benchmarks {list(data_benchmarks)}")
+        if name not in BENCHMARK_TITLES:
+            problems.append(
+                f"{key}: {name!r} has no title in reliquant.compare.reproduction.tables."
+                f"BENCHMARK_TITLES ({', '.join(BENCHMARK_TITLES)})"
+            )
+            continue
+        if benchmark_dataset(name) not in comparisons:
+            problems.append(
+                f"{key} has no declared comparison compare.comparisons.{benchmark_dataset(name)}"
+            )
+        model = entry["model"]
+        accepted = model_hyperparameters(model["kind"])
+        unknown = sorted(set(model) - {"kind"} - set(accepted))
+        if unknown:
+            problems.append(
+                f"{key}.model: kind {model['kind']} takes no {', '.join(unknown)} "
+                f"(hyperparameters: {', '.join(accepted)})"
+            )
+    declared = {f"bench_{n}" for n in sets}
+    orphans = sorted(k for k in comparisons if k.startswith("bench_") and k not in declared)
+    if orphans:
+        problems.append(
+            f"compare.comparisons {orphans} declare benchmark sets that compare.benchmarks does "
+            f"not list ({', '.join(sets) or 'none'})"
+        )
     if problems:
         raise ValueError("compare config: " + "; ".join(problems))

@@ -25,8 +25,8 @@ A data set has *cases* (``case``: ``clean``, ``level 5``, ``N=25, gamma=0.4``...
 case a *condition*: ``clean`` (test data from the training distribution) or ``shifted``.
 
 Public API: :data:`BASE_COLUMNS`, :data:`SCORE_FAMILY`, :data:`DATASET_TITLES`,
-:data:`CONDITIONS`, :data:`PARTS`, :data:`PAPER_SCORES`, :func:`score_columns`,
-:func:`prediction_schema`, :func:`prediction_frame`, :func:`assign_parts`, :func:`family_of`,
+:data:`BENCHMARK_TITLES`, :func:`benchmark_dataset`, :data:`CONDITIONS`, :data:`PARTS`,
+:data:`PAPER_SCORES`, :func:`score_columns`, :func:`prediction_schema`, :func:`prediction_frame`, :func:`assign_parts`, :func:`family_of`,
 :data:`GRID_SEP`, :func:`grid_score`, :func:`split_grid_score`.
 
 A perturbation-based score computed on a grid of noise scales has one column per scale,
@@ -45,6 +45,7 @@ from numpy.typing import ArrayLike
 
 __all__ = [
     "BASE_COLUMNS",
+    "BENCHMARK_TITLES",
     "CONDITIONS",
     "DATASET_TITLES",
     "GRID_SEP",
@@ -52,6 +53,7 @@ __all__ = [
     "PARTS",
     "SCORE_FAMILY",
     "assign_parts",
+    "benchmark_dataset",
     "family_of",
     "grid_score",
     "prediction_frame",
@@ -117,6 +119,42 @@ DATASET_TITLES: dict[str, str] = {
     "nbc_synthetic": "Synthetic, NBC (paper 000)",
     "table_nbc": "scikit-learn table, NBC",
 }
+
+#: The tabular benchmark sets of ``data/raw/benchmarks`` (config ``data.benchmarks``) -> their
+#: title; in the compare topic a set ``<name>`` is the data set ``bench_<name>``
+#: (:func:`benchmark_dataset`), after the data sets above in report order.
+BENCHMARK_TITLES: dict[str, str] = {
+    "authent": "Banknote authentication",
+    "diabetes": "Pima diabetes (768 rows)",
+    "electricity": "Electricity (Elec2)",
+    "gesture": "Gesture phases",
+    "magic": "MAGIC gamma telescope",
+    "robot": "Wall-following robot",
+    "segment": "Image segmentation",
+    "students": "Students' dropout",
+    "texture": "Texture",
+    "twonorm": "Twonorm",
+    "vowel": "Vowel",
+    "waveform_21": "Waveform (21 attributes)",
+    "waveform_40": "Waveform (40 attributes)",
+    "wdbc": "Breast cancer (WDBC)",
+}
+
+
+def benchmark_dataset(name: str) -> str:
+    """The compare topic's data set key of benchmark set ``name``: ``"bench_<name>"`` (a
+    ValueError names the known sets)."""
+    if name not in BENCHMARK_TITLES:
+        raise ValueError(
+            f"unknown benchmark set {name!r}; known: {', '.join(BENCHMARK_TITLES)} "
+            "(BENCHMARK_TITLES in reliquant.compare.reproduction.tables)"
+        )
+    return f"bench_{name}"
+
+
+DATASET_TITLES.update(
+    {benchmark_dataset(k): f"{v}, benchmark" for k, v in BENCHMARK_TITLES.items()}
+)
 
 
 def grid_score(score: str, scale: float) -> str:

@@ -33,8 +33,38 @@ training set's quantiles (codes 0..n_bins-1, all declared to the NBC); paper 000
 ``eps_glob``, ``eps_loc`` and the bootstrap ensemble's ``u_a``, ``u_t``, ``u_e``
 (:func:`reliquant.nbc.robustness` with ``bootstrap``).
 
+**Benchmark sets** (:func:`benchmark_predictions`). A tabular benchmark set of
+``data/raw/benchmarks`` (rule ``data_benchmark``: features float64 in CSV order, ``class``
+codes ``0..K-1``), data set ``bench_<name>``, configured in ``compare.benchmarks.<name>``.
+Each of ``n_splits`` splits first draws ``max_rows`` rows without replacement (all rows when
+``max_rows`` is null or at least the table's), then builds its clean and shifted predictions
+by the set's ``shift``:
+
+* ``quantile``: the covariate shift of :func:`reliquant.compare.reproduction.shift.quantile_shift_split`:
+  within each class, the rows below the class's ``quantile`` of feature ``f`` are the source
+  (training, and ``test_fraction`` of each class as the clean test), the rows above it the
+  shifted test (case ``covariate shift``). ``f`` is the configured ``feature`` (a column
+  name) or, when null, the feature most correlated with the first principal component of the
+  **whole** table (:func:`reliquant.compare.reproduction.shift.principal_feature`, labels
+  unused), so every split shifts along the same feature.
+* ``noise``: a random split (``test_fraction`` held out); the held-out rows clean and with
+  additive noise ``N(0, (scale s_j)^2)`` on feature ``j``, ``s_j`` its training standard
+  deviation (:func:`reliquant.compare.reproduction.shift.gaussian_noise_shift`; case
+  ``noise``, the same rows as the clean case).
+
+The model (``model``: ``{kind: random_forest | xgboost, ...}``,
+:func:`reliquant.trees.reproduction.models.fit_model`, one thread) is fitted per split with
+``block_int_seed(seed, "bench_model", name, split)``; every class must be in its training
+rows. Scores: the probability scores of ``predict_proba`` (centroids from the correct
+training predictions), the prediction its argmax, and the black-box Monte Carlo robustness
+(:func:`reliquant.compare.reproduction.mnist.mc_grid`) of that argmax under
+``N(0, v s_j^2)`` per feature, one column ``mc_robustness@<v>`` per ``v`` of
+``robustness.variances`` (in units of each feature's training variance; the evaluation
+picks ``v`` on the validation parts), ``robustness.n_draws`` draws per prediction.
+
 Public API: :data:`TABLES`, :func:`pima_predictions`, :func:`nbc_cell_predictions`,
-:func:`nbc_case`, :func:`discretise`, :func:`table_predictions`.
+:func:`nbc_case`, :func:`discretise`, :func:`table_predictions`,
+:func:`benchmark_predictions`.
 """
 
 from __future__ import annotations
@@ -46,12 +76,19 @@ import numpy as np
 import pandas as pd
 
 from reliquant.compare import fit_centroids, probability_scores, tree_robustness
+from reliquant.compare.reproduction.mnist import mc_grid
 from reliquant.compare.reproduction.settings import TABLE_ROWS, split_sizes
-from reliquant.compare.reproduction.tables import prediction_frame
+from reliquant.compare.reproduction.shift import (
+    gaussian_noise_shift,
+    principal_feature,
+    quantile_shift_split,
+)
+from reliquant.compare.reproduction.tables import benchmark_dataset, prediction_frame
 from reliquant.core.seeding import block_int_seed, block_rng
 
 __all__ = [
     "TABLES",
+    "benchmark_predictions",
     "discretise",
     "nbc_case",
     "nbc_cell_predictions",
@@ -295,3 +332,135 @@ def _table_split(
             )  # fmt: skip
         )
     return pd.concat(parts, ignore_index=True)
+
+
+#: Case name of the shifted predictions of each benchmark shift kind.
+_BENCH_CASES = {"quantile": "covariate shift", "noise": "noise"}
+
+
+def benchmark_predictions(
+    frame: pd.DataFrame, *, name: str, exp: Mapping[str, Any], seed: int
+) -> pd.DataFrame:
+    """The per-prediction table of benchmark set ``name`` (module docstring), data set
+    ``bench_<name>``: ``exp["n_splits"]`` splits, each its own rows, split, model, shift and
+    Monte Carlo draws; ``frame``: the set's table (features, then ``class`` codes 0..K-1);
+    ``exp``: its ``compare.benchmarks.<name>`` section (``model``, ``test_fraction``,
+    ``max_rows``, ``shift``, ``robustness``, ``n_splits``). Errors name the config key."""
+    key = f"compare.benchmarks.{name}"
+    dataset = benchmark_dataset(name)
+    if list(frame.columns[-1:]) != ["class"] or frame.shape[1] < 2:
+        raise ValueError(
+            f"{key}: the table must end with its 'class' column; got {list(frame.columns)}"
+        )
+    X = frame.iloc[:, :-1].to_numpy(dtype=np.float64)
+    y = frame["class"].to_numpy(dtype=np.int64)
+    shift = exp["shift"]
+    if shift["kind"] not in _BENCH_CASES:
+        raise ValueError(
+            f"{key}.shift.kind must be one of {list(_BENCH_CASES)}; got {shift['kind']!r}"
+        )
+    feature = None
+    if shift["kind"] == "quantile":
+        columns = [str(c) for c in frame.columns[:-1]]
+        if shift.get("feature") is None:
+            feature = principal_feature(X)
+        elif shift["feature"] in columns:
+            feature = columns.index(shift["feature"])
+        else:
+            raise ValueError(
+                f"{key}.shift.feature = {shift['feature']!r} is not a feature of {name} "
+                f"({', '.join(columns)})"
+            )
+    _check_splits(exp["n_splits"])
+    return pd.concat(
+        [
+            _benchmark_split(
+                X, y, name=name, dataset=dataset, exp=exp, seed=seed, split=s, feature=feature
+            )  # fmt: skip
+            for s in range(exp["n_splits"])
+        ],
+        ignore_index=True,
+    )
+
+
+def _benchmark_rows(n: int, max_rows: int | None, rng: np.random.Generator) -> np.ndarray:
+    """``max_rows`` of ``n`` row indices drawn without replacement (sorted); all when
+    ``max_rows`` is None or at least ``n``."""
+    if max_rows is None or max_rows >= n:
+        return np.arange(n)
+    return np.sort(rng.choice(n, size=int(max_rows), replace=False))
+
+
+def _benchmark_split(
+    X: np.ndarray,
+    y: np.ndarray,
+    *,
+    name: str,
+    dataset: str,
+    exp: Mapping[str, Any],
+    seed: int,
+    split: int,
+    feature: int | None,
+) -> pd.DataFrame:
+    from reliquant.trees.reproduction.models import fit_model
+
+    key = f"compare.benchmarks.{name}"
+    rows = _benchmark_rows(len(y), exp["max_rows"], block_rng(seed, "bench_rows", name, split))
+    x, labels = X[rows], y[rows]
+    shift = exp["shift"]
+    if shift["kind"] == "quantile":
+        parts = quantile_shift_split(
+            x, labels, quantile=float(shift["quantile"]), validation_fraction=0.0,
+            test_fraction=float(exp["test_fraction"]), seed=seed, key=("bench", name, split),
+            feature=feature,
+        )  # fmt: skip
+        train, test, shifted = parts.train, parts.clean_test, parts.shifted_test
+    else:
+        train, test = _split(
+            len(labels), exp["test_fraction"], block_rng(seed, "bench_split", name, split)
+        )
+        shifted = test
+    missing = sorted(set(range(int(y.max()) + 1)) - set(labels[train].tolist()))
+    if missing:
+        raise ValueError(
+            f"{key}: split {split}'s {train.size} training rows hold no row of class(es) "
+            f"{missing}; raise {key}.max_rows or lower {key}.test_fraction"
+        )
+    if shift["kind"] == "quantile":
+        x_shifted = x[shifted]
+    else:
+        x_shifted = gaussian_noise_shift(
+            x[test], x[train], scale=float(shift["scale"]), seed=seed, key=("bench", name, split)
+        )
+    cases = [("clean", test, x[test]), (_BENCH_CASES[shift["kind"]], shifted, x_shifted)]
+    model = fit_model(
+        exp["model"], x[train], labels[train],
+        seed=block_int_seed(seed, "bench_model", name, split), key=f"{key}.model",
+    )  # fmt: skip
+
+    def predict(batch: np.ndarray) -> np.ndarray:
+        return model.predict_proba(batch).argmax(axis=1)
+
+    centroids = fit_centroids(model.predict_proba(x[train]), labels[train], seed=seed)
+    variance = x[train].var(axis=0, ddof=1)
+    out = []
+    for case, idx, values in cases:
+        scores = probability_scores(model.predict_proba(values), centroids=centroids)
+        pred = scores.pop("prediction").to_numpy()
+        mc = mc_grid(
+            predict, values, pred, exp=exp["robustness"], unit=variance,
+            seed=block_int_seed(seed, "bench_robustness", name, case, split),
+        )  # fmt: skip
+        out.append(
+            prediction_frame(
+                dataset=dataset,
+                case=case,
+                condition="clean" if case == "clean" else "shifted",
+                item=rows[idx],
+                label=labels[idx],
+                prediction=pred,
+                scores={**mc, **scores},
+                split=split,
+            )
+        )
+    return pd.concat(out, ignore_index=True)
