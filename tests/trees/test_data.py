@@ -440,7 +440,6 @@ def _numpy_dispatch_targets() -> list[str]:
     return list(__cpu_dispatch__)
 
 
-@pytest.mark.slow
 def test_resize_bytes_are_the_same_under_every_openblas_kernel_and_simd_level():
     """A machine must not resize MNIST to other bytes than another: the resize runs in fresh
     processes under several ``OPENBLAS_CORETYPE`` values (only in the child processes; the
