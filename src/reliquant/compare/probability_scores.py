@@ -139,13 +139,19 @@ def margin(proba: ArrayLike, *, sum_tol: float = DEFAULT_SUM_TOL) -> np.ndarray:
 
 
 def log_ratio(
-    proba: ArrayLike, *, floor: float | None = DEFAULT_FLOOR, sum_tol: float = DEFAULT_SUM_TOL
+    proba: ArrayLike,
+    *,
+    floor: float | None = DEFAULT_FLOOR,
+    zero_only: bool = False,
+    sum_tol: float = DEFAULT_SUM_TOL,
 ) -> np.ndarray:
     """``r(x) = ln p_(1) - ln max(p_(2), floor)`` (Lassance & De Bock, arXiv 2603.23318), ``(n,)``.
 
     The robustness of a discriminative classifier's prediction: how far its two largest class
     probabilities are apart on a log scale (>= 0 when ``floor`` is below ``p_(1)``).
-    ``floor`` (in ``(0, 1/K]``) clamps ``p_(2)`` (default ``1e-3``, the authors' code);
+    ``floor`` (in ``(0, 1/K]``) clamps ``p_(2)`` (default ``1e-3``, the authors' value);
+    ``zero_only=True`` replaces only a ``p_(2)`` of exactly 0 by ``floor``, as the authors'
+    code does (the default clamp ties every prediction with ``p_(2) <= floor``);
     ``floor=None`` refuses rows with ``p_(2) = 0`` (``ValueError`` naming the first).
     """
     p = check_probabilities(proba, sum_tol=sum_tol)
@@ -159,6 +165,8 @@ def log_ratio(
             )
         return np.log(p1) - np.log(p2)
     check_real(floor, "floor", low=0.0, low_open=True, high=1.0 / p.shape[1])  # (0, 1/K]
+    if zero_only:
+        return np.log(p1) - np.log(np.where(p2 > 0, p2, floor))
     return np.log(p1) - np.log(np.maximum(p2, floor))
 
 

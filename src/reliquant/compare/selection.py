@@ -41,7 +41,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from reliquant.compare.probability_scores import DEFAULT_FLOOR, check_probabilities
+from reliquant.compare.probability_scores import DEFAULT_FLOOR, log_ratio
+from reliquant.compare.rejection import check_score
 
 __all__ = [
     "SELECTION_RULES",
@@ -58,20 +59,14 @@ SELECTION_RULES = ("RS-D", "RS-I")
 
 def protocol_log_ratio(proba: ArrayLike, *, floor: float = DEFAULT_FLOOR) -> np.ndarray:
     """``r(x) = ln p_(1) - ln p_(2)`` per row, with a ``p_(2)`` of exactly 0 replaced by
-    ``floor`` (the authors' code; :func:`reliquant.compare.log_ratio` instead clamps every
-    ``p_(2)`` below ``floor``, which ties more predictions). ``(n,)``, ``>= 0``."""
-    if not (isinstance(floor, float | int) and 0 < floor < 1):
-        raise ValueError(f"floor must be a number in (0, 1); got {floor!r}")
-    p = check_probabilities(proba)
-    two = np.sort(p, axis=1)[:, -2:]
-    p1, p2 = two[:, 1], two[:, 0]
-    return np.log(p1) - np.log(np.where(p2 > 0, p2, floor))
+    ``floor`` (the authors' code): :func:`reliquant.compare.log_ratio` with
+    ``zero_only=True`` (its default clamps every ``p_(2)`` below ``floor``, which ties more
+    predictions). ``(n,)``, ``>= 0``."""
+    return log_ratio(proba, floor=floor, zero_only=True)
 
 
 def _check_scores(s: ArrayLike, name: str) -> np.ndarray:
-    v = np.asarray(s, dtype=np.float64)
-    if v.ndim != 1:
-        raise ValueError(f"{name} must be 1-D, one score per prediction; got shape {v.shape}")
+    v = check_score(s, name)  # 1-D, real, non-empty, no NaN
     bad = np.flatnonzero(~(np.isfinite(v) & (v >= 0)))
     if bad.size:
         raise ValueError(
