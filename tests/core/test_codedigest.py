@@ -10,8 +10,10 @@ import pytest
 
 from reliquant.core.codedigest import (
     DIGEST_LENGTH,
+    import_closure,
     library_digest,
     normalized_source,
+    script_digest,
     source_digest,
 )
 
@@ -183,3 +185,60 @@ def test_an_edit_between_two_digests_of_one_process_counts(tmp_path):
     assert second != first
     module.write_text("x = 1  # a comment\n", encoding="utf-8")
     assert library_digest(tmp_path, ["pkg"]) == first
+
+
+def test_import_closure_follows_what_a_script_imports(tmp_path):
+    """A script's digest covers the modules it reaches, at any depth, relative imports and
+    imports inside functions included, and no module it never imports."""
+    lib = tmp_path / "reliquant"
+    _tree(
+        lib,
+        {
+            "__init__.py": "",
+            "core/__init__.py": "",
+            "core/io.py": "from . import paths\n",
+            "core/paths.py": "P = 1\n",
+            "core/unused.py": "U = 1\n",
+            "topic/__init__.py": "from reliquant.topic.heavy import H\n",
+            "topic/heavy.py": "H = 1\n",
+            "topic/light.py": "def f():\n    from reliquant.core.io import paths\n    return paths\n",
+            "other/__init__.py": "",
+            "other/m.py": "M = 1\n",
+        },
+    )
+    script = tmp_path / "script.py"
+    script.write_text("from reliquant.topic.light import f\n")
+    reached = {p.relative_to(lib).as_posix() for p in import_closure([script], lib)}
+    assert reached == {
+        "__init__.py",
+        "core/__init__.py",
+        "core/io.py",
+        "core/paths.py",
+        "topic/__init__.py",
+        "topic/light.py",
+    }
+    digest = script_digest(script, lib)
+    for untouched in ("core/unused.py", "topic/heavy.py", "other/m.py"):
+        (lib / untouched).write_text("CHANGED = 2\n")
+        assert script_digest(script, lib) == digest, untouched
+    (lib / "core/paths.py").write_text("P = 2\n")  # reached through a relative import
+    assert script_digest(script, lib) != digest
+    # a package imported as such counts whole: its __init__ may load any of its modules
+    script.write_text("from reliquant.topic import H\n")
+    package = script_digest(script, lib)
+    (lib / "topic/heavy.py").write_text("H = 3\n")
+    assert script_digest(script, lib) != package
+
+
+def test_the_protocol_script_reaches_only_what_it_runs():
+    """The real log-ratio protocol script: the trees and nbc packages and the compare topic's
+    evaluation are outside its closure; the selection and rejection modules it runs are in."""
+    import reliquant
+
+    root = Path(reliquant.__file__).parent
+    script = Path(__file__).parents[2] / "scripts" / "compare" / "compare_logratio_protocol.py"
+    reached = {p.relative_to(root).as_posix() for p in import_closure([script], root)}
+    assert {"compare/selection.py", "compare/rejection.py"} <= reached
+    assert "compare/reproduction/logratio_protocol.py" in reached
+    assert not any(p.startswith(("trees/", "nbc/")) for p in reached)
+    assert "compare/reproduction/evaluation.py" not in reached

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from reliquant.core.codedigest import library_digest
+from reliquant.core.codedigest import library_digest, script_digest
 from reliquant.core.io import remove_damaged_outputs
 
 ENV_CORE = "../../envs/core.yaml"
@@ -76,6 +76,17 @@ def code_digest(*packages):
     Comments, docstrings and formatting do not count (reliquant.core.codedigest).
     """
     return library_digest(library_root(), ("core", *packages))
+
+
+def script_code_digest(script):
+    """Digest of the library code a rule's script runs (16 hex characters).
+
+    ``script`` is the path from the project root (``scripts/compare/x.py``). The digest
+    follows the script's reliquant imports transitively (reliquant.core.codedigest.
+    script_digest), so a job that runs for hours reruns when code it runs changes, not on
+    every edit of its topic's package.
+    """
+    return script_digest(Path(workflow.basedir) / script, library_root())
 
 
 #: Every report entry's name, so that no two entries share one (the report lists entries by

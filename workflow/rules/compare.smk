@@ -457,7 +457,8 @@ rule compare_logratio_protocol:
         table="results/compare/protocol/{protocol_dataset}.parquet",
         runtimes="results/compare/protocol/{protocol_dataset}_runtimes.tsv",
     params:
-        code=COMPARE_CODE,
+        # the code the script runs, not the whole topic: a split's fits take minutes
+        code=script_code_digest("scripts/compare/compare_logratio_protocol.py"),
         protocol={k: v for k, v in COMPARE_PROTOCOL.items() if k != "datasets"},
     log:
         "logs/compare/logratio_protocol_{protocol_dataset}.log",
@@ -485,7 +486,7 @@ rule compare_logratio_protocol_table:
         md="results/compare/logratio_protocol.md",
         block="results/docs/compare_protocol_timings.md",
     params:
-        code=COMPARE_CODE,
+        code=script_code_digest("scripts/compare/compare_logratio_protocol_table.py"),
         protocol=COMPARE_PROTOCOL,
     log:
         "logs/compare/logratio_protocol_table.log",

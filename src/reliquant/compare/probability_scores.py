@@ -46,7 +46,7 @@ import pandas as pd
 from numpy.typing import ArrayLike
 
 from reliquant.core.arguments import check_real, check_seed
-from reliquant.mlm import class_centroids, distances_to_centroids, refine_centroids
+from reliquant.mlm.centroids import class_centroids, distances_to_centroids, refine_centroids
 
 __all__ = [
     "DEFAULT_FLOOR",

@@ -18,6 +18,11 @@ The dump is that of the interpreter running the workflow: a Python version whose
 has other fields gives other digests (and reruns once), which is what a new interpreter
 deserves anyway.
 
+A job that runs for hours (the benchmark protocols of the compare topic) takes a narrower
+digest, :func:`script_digest`: the code its script imports from the library, followed through
+every import (:func:`import_closure`), so that an edit to a module it never imports does not
+rerun it.
+
 A workflow computes the digest of ``core`` with every topic's, so each file's normalised code
 is kept per process, keyed by its path and the SHA-256 of its bytes (:func:`_file_content`):
 a file is parsed once per Snakefile parse, and an edited file is parsed again.
@@ -28,10 +33,17 @@ from __future__ import annotations
 import ast
 import hashlib
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-__all__ = ["DIGEST_LENGTH", "library_digest", "normalized_source", "source_digest"]
+__all__ = [
+    "DIGEST_LENGTH",
+    "import_closure",
+    "library_digest",
+    "normalized_source",
+    "script_digest",
+    "source_digest",
+]
 
 #: Hex characters kept from the SHA-256 (what the jobs' ``code`` parameter shows).
 DIGEST_LENGTH = 16
@@ -143,3 +155,130 @@ def library_digest(
     root = Path(root)
     files = [path for package in packages for path in (root / package).rglob("*.py")]
     return source_digest(files, root, length)
+
+
+def _module_file(root: Path, parts: Sequence[str]) -> Path | None:
+    """The file of module ``reliquant.<parts>`` under ``root``: a ``.py`` or a package's
+    ``__init__.py``; ``None`` when there is none."""
+    base = root.joinpath(*parts)
+    if base.with_suffix(".py").is_file():
+        return base.with_suffix(".py")
+    if (base / "__init__.py").is_file():
+        return base / "__init__.py"
+    return None
+
+
+def _imported_modules(path: Path, root: Path, package: str) -> set[tuple[str, ...]]:
+    """Every ``package`` module that ``path`` imports (anywhere in it, functions included), as
+    name parts below ``package``; ``from a import b`` counts ``a.b`` where that is a module,
+    else ``a``.
+    Relative imports are resolved against the file's place under ``root``."""
+    tree = ast.parse(path.read_bytes(), filename=str(path))
+    try:
+        here = path.relative_to(root).with_suffix("").parts
+    except ValueError:  # a file outside the library (a workflow script): absolute imports only
+        here = None
+    if here is not None and here[-1] == "__init__":
+        here = here[:-1] + ("",)  # the package itself: level 1 means its own folder
+    found: set[tuple[str, ...]] = set()
+    for node in ast.walk(tree):
+        names: list[tuple[str, ...]] = []
+        if isinstance(node, ast.Import):
+            names = [tuple(alias.name.split(".")) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                if here is None or node.level > len(here):
+                    continue
+                base = (package, *here[: len(here) - node.level])
+            else:
+                base = ()
+            module = (*base, *(node.module.split(".") if node.module else ()))
+            # `from a import b`: the module a.b where b is one, else a (b is a name in it)
+            for alias in node.names:
+                inner = (*module, alias.name)
+                is_module = len(inner) > 1 and _module_file(root, inner[1:]) is not None
+                names.append(inner if is_module else module)
+        for name in names:
+            if len(name) >= 1 and name[0] == package:
+                found.add(tuple(part for part in name[1:] if part))
+    return found
+
+
+def import_closure(
+    entries: Iterable[str | os.PathLike], root: str | os.PathLike, package: str = "reliquant"
+) -> list[Path]:
+    """The library files that ``entries`` (Python files) run, following imports transitively.
+
+    A module imported by name (``import reliquant.a.b``, ``from reliquant.a.b import f``,
+    relative imports too, at any depth of the file, functions included) adds its file and
+    everything it imports in turn. Importing a module runs its packages' ``__init__.py``: those
+    files are added, but their own imports are followed only where the package itself is
+    imported (``from reliquant.a import f``): then the whole package counts, every file below
+    it, since an ``__init__`` may load any of its modules on first use (:mod:`reliquant.core.lazy`).
+    Modules loaded by a name computed at run time (``importlib.import_module(name)``) are not
+    seen: the entries of a narrow digest must not rely on them.
+
+    Parameters
+    ----------
+    entries
+        Python files to start from (a workflow script, or library modules).
+    root
+        The ``package`` folder (``src/reliquant`` in a checkout).
+    package
+        The top-level package name whose imports are followed.
+
+    Returns
+    -------
+    list of Path
+        The library files reached, sorted, without the entries outside ``root``.
+    """
+    root = Path(root)
+    seen: set[Path] = set()
+    todo = [Path(entry) for entry in entries]
+    reached: set[Path] = set()
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        if path.is_relative_to(root):
+            reached.add(path)
+        for parts in _imported_modules(path, root, package):
+            for depth in range(len(parts)):  # the enclosing packages' __init__ files
+                init = root.joinpath(*parts[:depth], "__init__.py")
+                if init.is_file():
+                    reached.add(init)
+            target = _module_file(root, parts)
+            if target is None:
+                continue  # a name imported from a module, not a module
+            if target.name == "__init__.py":
+                todo.extend(target.parent.rglob("*.py"))
+            else:
+                todo.append(target)
+    return sorted(reached)
+
+
+def script_digest(
+    script: str | os.PathLike, root: str | os.PathLike, length: int = DIGEST_LENGTH
+) -> str:
+    """:func:`source_digest` of the library code a script runs (:func:`import_closure`).
+
+    The workflow gives long jobs this digest as their ``code`` parameter (``common.smk``,
+    ``script_code_digest()``): an edit to a library module the script does not reach does not
+    rerun them. The script's own text is not in it (Snakemake's ``code`` trigger covers that).
+
+    Parameters
+    ----------
+    script
+        The Python file a rule runs.
+    root
+        The ``reliquant`` package folder.
+    length
+        How many hex characters of the SHA-256 to return.
+
+    Returns
+    -------
+    str
+        The digest.
+    """
+    return source_digest(import_closure([script], root), root, length)
