@@ -500,3 +500,40 @@ rule compare_logratio_protocol_table:
         ENV_CORE
     script:
         "../../scripts/compare/compare_logratio_protocol_table.py"
+
+
+# ---- The CNN's Monte Carlo robustness at more draws (not in the default run) -------------
+# Are its ties the model's or the estimator's (docs/compare.md, "Resolution and noise
+# scale")? `snakemake --cores 2 -- compare_resolution`.
+COMPARE_RESOLUTION = COMPARE["resolution"]
+
+
+rule compare_resolution:
+    input:
+        model="results/mlm/cnn.pt",
+        sample="results/compare/mnist_sample.parquet",
+        softmax=expand("results/mlm/softmax/{p}.parquet", p=[COMPARE_CLEAN] + COMPARE_CORRUPTIONS),
+        train="results/mlm/softmax/train.parquet",
+    output:
+        table="results/compare/resolution.parquet",
+        block="results/docs/compare_resolution.md",
+        figure=f"{COMPARE_FIGS}/resolution.png",
+    params:
+        code=script_code_digest("scripts/compare/compare_resolution.py"),
+        resolution=COMPARE_RESOLUTION,
+        seed=COMPARE["seed"],
+        n_splits=COMPARE_MNIST["n_splits"],
+        device=config["mlm"]["device"],
+    log:
+        "logs/compare/resolution.log",
+    benchmark:
+        "benchmarks/compare/resolution.tsv"
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=30,
+        gpu=config["mlm"]["gpus_per_job"],
+    conda:
+        ENV_TORCH
+    script:
+        "../../scripts/compare/compare_resolution.py"

@@ -211,10 +211,12 @@ def import_closure(
 
     A module imported by name (``import reliquant.a.b``, ``from reliquant.a.b import f``,
     relative imports too, at any depth of the file, functions included) adds its file and
-    everything it imports in turn. Importing a module runs its packages' ``__init__.py``: those
-    files are added, but their own imports are followed only where the package itself is
-    imported (``from reliquant.a import f``): then the whole package counts, every file below
-    it, since an ``__init__`` may load any of its modules on first use (:mod:`reliquant.core.lazy`).
+    everything it imports in turn. A package imported as such (``from reliquant.a import f``)
+    counts whole, every file below it, since its ``__init__`` may load any of its modules on
+    first use (:mod:`reliquant.core.lazy`). The ``__init__.py`` of the packages that enclose an
+    imported module runs on import too, but it only gathers names (their imports and
+    ``__all__``): it is not counted, so that exporting a new name from ``reliquant.compare``
+    does not rerun a job that imports ``reliquant.compare.rejection``.
     Modules loaded by a name computed at run time (``importlib.import_module(name)``) are not
     seen: the entries of a narrow digest must not rely on them.
 
@@ -244,10 +246,6 @@ def import_closure(
         if path.is_relative_to(root):
             reached.add(path)
         for parts in _imported_modules(path, root, package):
-            for depth in range(len(parts)):  # the enclosing packages' __init__ files
-                init = root.joinpath(*parts[:depth], "__init__.py")
-                if init.is_file():
-                    reached.add(init)
             target = _module_file(root, parts)
             if target is None:
                 continue  # a name imported from a module, not a module

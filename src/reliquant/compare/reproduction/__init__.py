@@ -27,6 +27,8 @@ shift        shifted conditions of a tabular set: a covariate shift at a feature
 logratio_protocol
              the log-ratio follow-up's own protocol (arXiv 2603.23318) on its benchmark
              tables: 15 splits, three tuned models, the log-ratio's AU-ARC
+resolution   the CNN's Monte Carlo robustness rescored at more draws: tie shares and AU-ARC
+             per number of draws (are the ties the model's or the estimator's?)
 """
 
 __all__: list[str] = []
