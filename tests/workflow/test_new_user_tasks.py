@@ -5,7 +5,7 @@ against an independent Monte Carlo or brute force computed here, never by the li
 (b) XGBoost robustness from DataFrame rows, columns reordered against training, the noise as a
     named pandas Series; (c) Naive Bayes with string categories, eps_glob and eps_loc; (d) the
     workflow's ``custom:`` section on a tiny model and table (marked ``workflow``: the run
-    compiles the trees kernels in a fresh copy, about 40 s); (e) the MLM on a logistic
+    compiles the trees kernels in a fresh copy, about 90 s); (e) the MLM on a logistic
     regression's softmax; and the budget contract measured as the wall time of whole calls.
 """
 
@@ -150,7 +150,8 @@ def test_c_naive_bayes_with_string_categories_against_brute_force():
 # ------------------------------------------------------------------------------------ (d)
 @pytest.mark.workflow
 def test_d_the_custom_section_on_my_own_forest_against_monte_carlo(tmp_path, monkeypatch):
-    """About 40 s: the run compiles the trees kernels in a fresh copy (rule trees_kernels)."""
+    """About 90 s on a shared 2-core machine: the run compiles the trees kernels in a fresh
+    copy (rule trees_kernels), hence the ``workflow`` mark."""
     import pyarrow.parquet as pq
     import skops.io as sio
     import yaml
@@ -237,8 +238,10 @@ def forest_data():
 
 def test_tree_robustness_on_several_rows_keeps_the_budget_of_the_whole_call(forest_data):
     """``time_budget`` is per row: the whole call of ``n`` rows takes at most
-    ``budget_allowance(n * b)`` = ``1.1 n b + 0.05`` s (BUDGET_TOLERANCE, 10 % + 50 ms), or a
-    row's ``overrun`` says why; every row answers with draws (no rerun, no NaN)."""
+    ``budget_allowance(n * b)`` = ``1.1 n b + 0.05`` s (BUDGET_TOLERANCE, 10 % + 50 ms, on the
+    whole call), or ``frame.attrs["overrun"]`` says why; each row within
+    ``budget_allowance(b)`` or its ``overrun`` says why; every row answers with draws (no
+    rerun, no NaN)."""
     from reliquant.compare import tree_robustness
 
     model, X = forest_data
@@ -248,8 +251,10 @@ def test_tree_robustness_on_several_rows_keeps_the_budget_of_the_whole_call(fore
     frame = tree_robustness(model, rows, 0.3, time_budget=b, return_frame=True)
     wall = time.perf_counter() - t
     # --- end of user code ---
-    assert wall <= budget_allowance(len(rows) * b) or (frame["overrun"] != "").any(), (
-        wall, frame[["seconds", "overrun"]])  # fmt: skip
+    whole = budget_allowance(len(rows) * b)
+    assert abs(wall - frame.attrs["seconds"]) < 0.05
+    assert wall <= whole or frame.attrs["overrun"], (wall, frame.attrs)
+    assert (frame.attrs["overrun"] != "") == (frame.attrs["seconds"] > whole), frame.attrs
     assert ((frame["seconds"] <= budget_allowance(b)) | (frame["overrun"] != "")).all()
     assert frame["estimate"].notna().all()
     assert ((frame["n_draws"] > 0) | (frame["status"] == "exact")).all()
