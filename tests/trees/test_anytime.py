@@ -483,3 +483,28 @@ def test_deterministic_norta_without_boxes_equals_the_engine_path(forest, data, 
         assert (fast.lower, fast.upper) == (0.0, 1.0)
     boxed = robustness(forest, X[0], noise, **(kw | {"max_boxes": 20}))
     assert boxed.n_boxes > 0 and boxed.upper - boxed.lower < 1.0  # boxes: certified
+
+
+def test_a_batch_late_for_reading_the_model_says_so(forest, data, monkeypatch):
+    """Reading the model is charged to the batch, not to a row: a batch that reads slowly ends
+    past ``budget_allowance(n * time_budget)`` with every row on time, and its
+    ``attrs["overrun"]`` names the reading; a batch on time has an empty one."""
+    import time
+
+    import reliquant.trees.anytime as anytime
+
+    X, _ = data
+    frame = robustness_batch(forest, X[:3], Gaussian(0.3), time_budget=0.05)
+    late = frame.attrs["seconds"] > budget_allowance(3 * 0.05)
+    assert (frame.attrs["overrun"] != "") == late, frame.attrs
+    real = anytime.extract_ensemble
+
+    def slow_extract(m):
+        time.sleep(0.4)
+        return real(m)
+
+    monkeypatch.setattr(anytime, "extract_ensemble", slow_extract)
+    frame = robustness_batch(forest, X[:2], Gaussian(0.3), time_budget=0.05)
+    assert frame.attrs["seconds"] >= 0.4
+    assert "reading and checking the model took 0.4" in frame.attrs["overrun"], frame.attrs
+    assert frame.attrs["overrun"].startswith(f"{frame.attrs['seconds']:.2f} s for 2 rows")

@@ -183,3 +183,38 @@ def test_the_figure_shows_every_mark_and_nothing_overlaps(table):
         for axis in (ax.xaxis, ax.yaxis):
             labels = [t.get_window_extent(renderer) for t in axis.get_ticklabels() if t.get_text()]
             assert len(labels) >= 2 and not _overlaps(labels)
+
+
+def test_the_table_carries_overrun_as_the_library_result_does(table, monkeypatch, tmp_path):
+    """A timed case's table has the library's ``overrun`` column: empty exactly where a
+    sample stayed within its allowance, and a sample over its budget says why in the table
+    and the page."""
+    import reliquant.trees.custom as custom
+    from reliquant.core.io import read_frame, write_frame
+    from reliquant.trees.anytime import budget_allowance
+
+    X, y = table
+    forest = RandomForestClassifier(n_estimators=5, max_depth=3, random_state=0).fit(X, y)
+    timed = _case()
+    for key in ("max_boxes", "max_draws"):
+        timed.pop(key)
+    result = run_case(forest, X.iloc[:6], case=timed | {"time_budget": 0.05})
+    got = result.table
+    assert "overrun" in result.schema.names and result.schema.field("overrun").type == "string"
+    within = got["seconds"] <= budget_allowance(0.05)
+    assert ((got["overrun"] == "") == within).all(), got[["seconds", "overrun"]]
+    real = custom.robustness_batch
+
+    def slow_second_row(*args, **kwargs):
+        frame = real(*args, **kwargs)
+        frame.loc[1, "overrun"] = "0.31 s for a time_budget of 0.05 s: the machine was busy"
+        return frame
+
+    monkeypatch.setattr(custom, "robustness_batch", slow_second_row)
+    result = run_case(forest, X.iloc[:6], case=_case())
+    assert list(result.table["overrun"]) == ["", "0.31 s for a time_budget of 0.05 s: the "
+                                             "machine was busy", "", "", "", ""]  # fmt: skip
+    assert "Over their time budget: 1 of 6 samples" in result.markdown
+    assert "row 1: 0.31 s for a time_budget of 0.05 s" in result.markdown
+    write_frame(result.table, tmp_path / "case.parquet", result.schema)  # what the rule writes
+    assert list(read_frame(tmp_path / "case.parquet")["overrun"]) == list(result.table["overrun"])

@@ -16,10 +16,12 @@ robustness_scores   robustness scores: tree ensembles (trees.robustness_batch), 
                     (eps_glob, eps_loc), black-box Monte Carlo with Clopper-Pearson intervals
 selection           per prediction, the best or the second-best of several fitted models by
                     robustness (RS-D, RS-I; arXiv 2603.23318): RobustnessSelector
+all_scores          every score that applies to a fitted model, in one call: score_predictions
 hybrid              one RQ and one UQ score, rank-normalised, combined by a logistic regression
                     fitted on a validation split; weights and held-out AU-ARC
 """
 
+from reliquant.compare.all_scores import MODEL_SCORES, score_predictions
 from reliquant.compare.comparison import (
     COMPARISON_COLUMNS,
     bootstrap_auarc,
@@ -64,6 +66,7 @@ from reliquant.compare.selection import (
 
 __all__ = [
     "COMPARISON_COLUMNS",
+    "MODEL_SCORES",
     "PROBABILITY_SCORES",
     "SELECTION_RULES",
     "HybridScore",
@@ -95,5 +98,6 @@ __all__ = [
     "robustness_ratio",
     "rs_d_cut",
     "rs_i_cut",
+    "score_predictions",
     "tree_robustness",
 ]

@@ -650,11 +650,14 @@ def robustness_batch(
     included, takes at most ``len(X)`` budgets plus the tolerance (:func:`budget_allowance`):
     a row's budget is cut, to at least half of it, while the batch is behind that schedule
     (:func:`_row_budgets`); each row's ``seconds`` is its own wall time and ``overrun`` says
-    why a row ran past its budget. ``frame.attrs["seconds"]`` is the batch's wall time.
+    why a row ran past its budget. ``frame.attrs["seconds"]`` is the batch's wall time and
+    ``frame.attrs["overrun"]`` says why it exceeded ``budget_allowance(len(X) * time_budget)``
+    (``""`` when it did not; e.g. reading the model, which is charged to the batch).
     ``progress``: a progress bar with the time left (:func:`reliquant.core.progress.show_progress`:
     by default on in a terminal only)."""
     t_start = time.perf_counter()
     ens = _as_ensemble(model)
+    t_read = time.perf_counter() - t_start
     values, perm, names = match_features(X, ens, one=False, what="X")
     noise = noise_in_model_order(noise_spec(noise), ens, perm, names)
     timed = kwargs.get("max_boxes") is None
@@ -670,8 +673,29 @@ def robustness_batch(
                        **kwargs)  # fmt: skip
         rows.append({"sample": i, **asdict(r), "half_width": r.half_width})
     frame = pd.DataFrame(rows)
-    frame.attrs["seconds"] = time.perf_counter() - t_start
+    seconds = time.perf_counter() - t_start
+    frame.attrs["seconds"] = seconds
+    frame.attrs["overrun"] = (
+        _batch_overrun(seconds, float(budget), len(values), t_read, frame) if timed else ""
+    )
     return frame
+
+
+def _batch_overrun(seconds: float, budget: float, n: int, t_read: float, frame) -> str:
+    """Why a timed batch of ``n`` rows took longer than ``budget_allowance(n * budget)``
+    (``""`` when it did not): reading the model (charged to the batch, not to a row), the
+    rows that ran past their own budgets, or the machine."""
+    if seconds <= budget_allowance(n * budget):
+        return ""
+    late = int((frame["overrun"] != "").sum()) if n else 0
+    excess = seconds - n * budget
+    if t_read >= 0.5 * excess:
+        cause = f"reading and checking the model took {t_read:.2f} s (once for the batch)"
+    elif late:
+        cause = f"{late} row(s) ran past their budget (column overrun says why)"
+    else:
+        cause = "the rows ran past the batch's schedule (the machine was slower than measured)"
+    return f"{seconds:.2f} s for {n} rows of time_budget {budget:g} s: {cause}"
 
 
 # Importing this module (``from reliquant.trees import robustness`` does) compiles the kernels

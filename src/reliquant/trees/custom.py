@@ -142,7 +142,8 @@ def run_case(model: Any, samples: pd.DataFrame, *, case: Mapping[str, Any]) -> C
     ``confidence`` (0.95), ``max_boxes`` with ``max_draws``). The feature columns are matched
     to a model's feature names by name when it knows them (module docstring). One row per
     sample: ``row`` (its position in ``samples``), ``label`` = f(x) and the fields of
-    :class:`reliquant.trees.RobustnessResult`.
+    :class:`reliquant.trees.RobustnessResult`, ``overrun`` among them (why a sample took
+    longer than its ``time_budget`` allows, ``""`` when it did not).
     """
     name = case["name"]
     columns = case_columns(samples, case)
@@ -196,6 +197,7 @@ def run_case(model: Any, samples: pd.DataFrame, *, case: Mapping[str, Any]) -> C
             ("n_in_play", pa.int64()),
             ("n_live_trees", pa.int64()),
             ("status", pa.string()),
+            ("overrun", pa.string()),
         ]
     )
     frame = frame[schema.names]
@@ -271,6 +273,13 @@ def _markdown(frame: pd.DataFrame, case: Mapping[str, Any], columns: list[str], 
         f"holds R with probability {frame['confidence'].iloc[0] if len(frame) else ''}. "
         f"Exact: {int(frame['exact'].sum())} of {len(frame)}; stops: {stops}."
     )
+    over = frame.loc[frame["overrun"] != "", ["row", "overrun"]]
+    if len(over):
+        first = over.iloc[0]
+        text += (
+            f" Over their time budget: {len(over)} of {len(frame)} samples (column `overrun` "
+            f"says why; row {first['row']}: {first['overrun']})."
+        )
     shown = frame[["row", "label", "estimate", "ci_low", "ci_high", "lower", "upper", "exact"]]
     more = (
         f"\n\nFirst {SUMMARY_ROWS} of {len(frame)} samples (all of them: "

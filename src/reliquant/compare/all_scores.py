@@ -1,0 +1,564 @@
+"""Every reliability score that applies to a fitted model, in one call (issue 32).
+
+:func:`score_predictions` takes a fitted classifier and the rows to score and returns one row
+per input row: the model's ``prediction`` and one column per score that applies, each
+oriented so that **higher = more reliable**, computed by this package's public functions:
+
+===================== ========================================== ============================
+column(s)             applies to                                 computed by
+===================== ========================================== ============================
+max_probability,      any model with ``predict_proba`` (a        :func:`probability_scores`
+negative_entropy,     Naive Bayes from :func:`reliquant.nbc.fit_
+margin, log_ratio     table`: its posterior ``p(c | f)``)
+centroid_proximity    the same, with ``X_train`` and ``y_train``  :func:`fit_centroids`,
+                      (centroids of the correct training          :func:`probability_scores`
+                      predictions, paper 004 eq. 3)
+tree_robustness       a tree ensemble the trees readers read      :func:`tree_robustness`
+                      (scikit-learn trees, forests, gradient
+                      boosting; XGBoost; LightGBM), with ``noise``
+mc_robustness         any other model with a numeric input, with  :func:`black_box_robustness`
+                      ``noise`` (independent Gaussian)
+eps_glob, eps_loc     a categorical Naive Bayes: scikit-learn     :func:`nbc_robustness`
+                      ``CategoricalNB`` (or a ``Pipeline`` ending
+                      in one), :func:`reliquant.nbc.fit_table`'s
+                      model, a :class:`reliquant.nbc.NBCModel`
+===================== ========================================== ============================
+
+``tree_robustness`` and ``mc_robustness`` estimate the same quantity, ``R(x) = P(f(x') =
+f(x))`` with ``x' ~ N(x, Sigma)`` (papers 001/002 eq. 1); a tree ensemble gets the certified
+one, any other model the Monte Carlo one (``n_draws`` draws per row, Clopper-Pearson
+interval). The column names are those of the compare topic's tables, so the result goes
+straight into :func:`compare_scores` (drop ``prediction``).
+
+**What was skipped, and why**: ``frame.attrs["skipped"]`` is a dict ``{score: reason}``
+holding every score of :data:`MODEL_SCORES` that is not a column (e.g. ``"tree_robustness":
+"needs noise=..."``). Every name of :data:`MODEL_SCORES` is either a column or a key there.
+
+**Inputs are matched by name.** ``X`` (and ``X_train``) as a DataFrame is matched to the
+model's feature names (``feature_names_in_``; LightGBM's names with spaces as ``_``, as
+LightGBM stores them) in any order; a missing, unknown or repeated name is refused naming
+both lists. A model without feature names reads the columns by position, as its ``predict``
+does. A named noise (a pandas Series or dict of variances by feature) is matched the same
+way; a plain per-feature vector is in the model's feature order and is refused next to an
+``X`` whose columns come in another order (both orders in the message), as
+:func:`reliquant.trees.robustness` refuses it.
+
+**Pipelines** are accepted as the readers accept them: a scikit-learn ``Pipeline`` scores
+through its ``predict_proba``; one ending in a ``CategoricalNB`` gets ``eps_glob`` and
+``eps_loc`` (:func:`reliquant.nbc.robustness` transforms ``X`` by ``pipeline[:-1]``); one
+ending in a tree ensemble gets the Monte Carlo robustness of the whole pipeline (noise on
+``X``), and ``attrs["skipped"]["tree_robustness"]`` gives the readers' fix for the certified
+one (the final estimator, the transformed input, the noise in that space).
+
+The probability scores rank the class of largest probability; where a model's ``predict``
+disagrees with its ``argmax predict_proba`` (e.g. an ``SVC(probability=True)``, whose
+probabilities come from a separate Platt fit) a ``UserWarning`` says on how many rows.
+
+Public API: :data:`MODEL_SCORES`, :func:`score_predictions`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from numbers import Real
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from numpy.typing import ArrayLike
+
+from reliquant.compare.probability_scores import (
+    DEFAULT_FLOOR,
+    fit_centroids,
+    probability_scores,
+)
+from reliquant.compare.robustness_scores import (
+    black_box_robustness,
+    nbc_robustness,
+    tree_robustness,
+)
+from reliquant.core.arguments import check_int, check_level, check_real, check_seed
+from reliquant.core.progress import progress_bar
+
+__all__ = ["MODEL_SCORES", "score_predictions"]
+
+#: Every score :func:`score_predictions` knows, in its column order; each is a column of the
+#: result or a key of ``attrs["skipped"]``.
+MODEL_SCORES = (
+    "max_probability",
+    "negative_entropy",
+    "margin",
+    "log_ratio",
+    "centroid_proximity",
+    "tree_robustness",
+    "mc_robustness",
+    "eps_glob",
+    "eps_loc",
+)
+_PROBA = MODEL_SCORES[:4]
+_NOISE_HELP = (
+    "pass noise= (a variance, per-feature variances as a pandas Series by feature name, or "
+    "reliquant.trees.Gaussian(...))"
+)
+
+
+# ----------------------------------------------------------------------------- model kinds
+def _is_pipeline(model: Any) -> bool:
+    return type(model).__name__ == "Pipeline" and hasattr(model, "steps")
+
+
+def _nbc_kind(model: Any) -> str | None:
+    """``"table"`` (fit_table's model), ``"codes"`` (an NBCModel), ``"sklearn"`` (a
+    CategoricalNB or a Pipeline ending in one), else ``None``."""
+    from reliquant.nbc import FittedTable, NBCModel
+
+    if isinstance(model, FittedTable):
+        return "table"
+    if isinstance(model, NBCModel):
+        return "codes"
+    last = model.steps[-1][1] if _is_pipeline(model) else model
+    return "sklearn" if type(last).__name__ == "CategoricalNB" else None
+
+
+def _tree_ensemble(model: Any) -> tuple[Any, str]:
+    """``(ensemble, "")`` when the trees readers read ``model``, else ``(None, why not)``."""
+    from reliquant.trees import extract_ensemble
+
+    try:
+        return extract_ensemble(model), ""
+    except ValueError as err:
+        if str(err).startswith("unsupported"):  # another kind of model: no need for the list
+            return None, f"{type(model).__name__} is not a tree ensemble the trees readers read"
+        return None, f"not a tree ensemble the trees readers support: {err}"
+
+
+# ----------------------------------------------------------------------------- inputs
+def _feature_names(model: Any) -> list[str] | None:
+    """The model's feature names as it matches them (``feature_names_in_``; LightGBM stores
+    spaces as ``_``), or ``None`` when it was fitted without names (LightGBM's defaults
+    ``Column_0, Column_1, ...`` are no names, as for the trees readers)."""
+    names = getattr(model, "feature_names_in_", None)
+    if names is None:
+        return None
+    names = [str(n) for n in names]
+    if not names or names == [f"Column_{i}" for i in range(len(names))]:
+        return None
+    return names
+
+
+def _library_name(name: str, model: Any) -> str:
+    """``name`` as the model's library stores it (LightGBM: spaces -> ``_``)."""
+    last = model.steps[-1][1] if _is_pipeline(model) else model
+    if type(last).__module__.startswith("lightgbm"):
+        return name.replace(" ", "_")
+    return name
+
+
+class _Rows:
+    """Rows to score, in the model's feature order.
+
+    ``data``: what the model's ``predict`` / ``predict_proba`` gets (a DataFrame in the
+    model's order when the model has feature names, else a numpy array by position);
+    ``columns``: the column labels of ``data`` (``None`` for an array); ``perm``: the input
+    columns in the model's order when they were reordered by name, else ``None``;
+    ``names``: the input's column names (``None`` without names); ``index``: the input's row
+    labels."""
+
+    def __init__(self, model: Any, X: Any, what: str) -> None:
+        if isinstance(X, pd.Series):
+            raise ValueError(f"{what} must be a DataFrame or a 2-D array of rows; got a Series "
+                             f"(one row: pass {what}.to_frame().T)")  # fmt: skip
+        wanted = _feature_names(model)
+        self.perm = self.names = None
+        if isinstance(X, pd.DataFrame):
+            if X.shape[0] == 0 or X.shape[1] == 0:
+                raise ValueError(f"{what} must have at least one row and one column; got {X.shape}")
+            self.index = X.index
+            given = [str(c) for c in X.columns]
+            named = all(isinstance(c, str) for c in X.columns)
+            if wanted is not None and named:
+                self.names = given
+                lib = [_library_name(c, model) for c in given]
+                self.perm = _order(lib, wanted, what)
+                self.data = X.iloc[:, self.perm]
+                if np.array_equal(self.perm, np.arange(len(self.perm))):
+                    self.perm = None
+            elif wanted is not None:
+                self.data = pd.DataFrame(X.to_numpy(), columns=wanted, index=X.index)
+            else:
+                self.data = X.to_numpy()
+        else:
+            arr = np.asarray(X)
+            if arr.ndim != 2 or arr.shape[0] == 0:
+                raise ValueError(
+                    f"{what} must be a DataFrame or a 2-D array (n_samples, n_features) with "
+                    f"n >= 1; got shape {arr.shape}"
+                )
+            self.index = pd.RangeIndex(arr.shape[0])
+            self.data = pd.DataFrame(arr, columns=wanted) if wanted is not None else arr
+        self.columns = list(self.data.columns) if isinstance(self.data, pd.DataFrame) else None
+
+    def values(self) -> np.ndarray | None:
+        """The rows as float64 in the model's order, or ``None`` when a column is not numeric."""
+        if isinstance(self.data, pd.DataFrame):
+            numeric = all(
+                pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)
+                for t in self.data.dtypes
+            )
+            return self.data.to_numpy(dtype=np.float64) if numeric else None
+        if self.data.dtype.kind not in "iuf":
+            return None
+        return self.data.astype(np.float64)
+
+    def as_model_input(self, batch: np.ndarray) -> Any:
+        """A batch of rows (model order) as ``predict`` takes it."""
+        return batch if self.columns is None else pd.DataFrame(batch, columns=self.columns)
+
+
+def _order(given: list[str], wanted: list[str], what: str) -> np.ndarray:
+    """Positions in ``given`` of the names ``wanted``; a ValueError naming ``what`` and both
+    lists when a name is missing, unknown or repeated."""
+    dup = sorted({n for n in given if given.count(n) > 1})
+    missing = [n for n in wanted if n not in given]
+    extra = [n for n in given if n not in wanted]
+    if dup or missing or extra:
+        problems = [f"missing {missing}"] if missing else []
+        problems += [f"not features of the model {extra}"] if extra else []
+        problems += [f"repeated {dup}"] if dup else []
+        raise ValueError(
+            f"{what} has the columns {given} but the model was fitted on {wanted} "
+            f"({'; '.join(problems)}); columns are matched by name, in any order"
+        )
+    return np.array([given.index(n) for n in wanted], dtype=np.int64)
+
+
+# ----------------------------------------------------------------------------- noise
+def _tree_noise(noise: Any) -> Any:
+    """``noise`` as a spec :func:`tree_robustness` takes: a Gaussian / Norta as it is, a
+    number as itself (``Gaussian(v)`` there), variances (array, Series, dict, covariance
+    DataFrame) wrapped in ``Gaussian``."""
+    from reliquant.trees import Gaussian, Norta
+
+    if isinstance(noise, Gaussian | Norta) or hasattr(noise, "box_mass_with_error"):
+        return noise
+    if isinstance(noise, Real | np.number) and not isinstance(noise, bool | np.bool_):
+        return float(noise)
+    return Gaussian(noise)
+
+
+def _check_noise(noise: Any) -> None:
+    """Refuse a noise of no known kind, naming the argument."""
+    from reliquant.trees import Gaussian, Norta
+
+    ok = (
+        isinstance(noise, Gaussian | Norta | Mapping | pd.Series | pd.DataFrame | np.ndarray | list)
+        or (isinstance(noise, Real | np.number) and not isinstance(noise, bool | np.bool_))
+        or hasattr(noise, "box_mass_with_error")
+    )
+    if not ok:
+        raise ValueError(
+            f"noise must be a variance (a number), per-feature variances (a pandas Series or "
+            f"dict by feature name, or an array in the model's feature order), a covariance, or "
+            f"reliquant.trees.Gaussian(...) / Norta(...); got {type(noise).__name__}"
+        )
+
+
+def _mc_variance(noise: Any, rows: _Rows, model: Any, d: int) -> tuple[Any, str]:
+    """``(variance, "")``: the noise as :func:`black_box_robustness` takes it (a scalar or
+    per-feature variances in the model's order), or ``(None, why not)``. A plain vector
+    next to a reordered ``X`` is refused (module docstring)."""
+    from reliquant.trees import Gaussian, Norta
+
+    if isinstance(noise, Norta) or hasattr(noise, "box_mass_with_error"):
+        return None, (
+            f"black_box_robustness draws independent Gaussian noise; got {type(noise).__name__}"
+        )
+    v = noise.variance if isinstance(noise, Gaussian) else noise
+    if isinstance(v, Real | np.number) and not isinstance(v, bool | np.bool_):
+        return float(v), ""
+    target = _feature_names(model) or rows.names
+    if isinstance(v, Mapping):
+        if not v or not all(isinstance(k, str) for k in v):
+            raise ValueError("noise given as a dict needs the feature names (strings) as keys")
+        v = pd.Series(list(v.values()), index=list(v))
+    if isinstance(v, pd.Series | pd.DataFrame) and all(isinstance(c, str) for c in v.index):
+        if target is None:
+            raise ValueError(
+                "noise is given by feature name, but neither the model nor X has feature "
+                "names to match it to: give it in the model's feature order"
+            )
+        pos = _order([_library_name(str(c), model) for c in v.index], target, "noise")
+        arr = v.to_numpy(np.float64)[pos]
+        if isinstance(v, pd.DataFrame):
+            cols = _order([_library_name(str(c), model) for c in v.columns], target, "noise")
+            arr = arr[:, cols]
+    else:
+        arr = np.asarray(v.to_numpy() if isinstance(v, pd.Series | pd.DataFrame) else v,
+                         dtype=np.float64)  # fmt: skip
+        moved = rows.perm
+        if moved is not None and arr.shape in ((d,), (d, d)):
+            same = arr[moved] if arr.ndim == 1 else arr[np.ix_(moved, moved)]
+            if not np.array_equal(same, arr):
+                raise ValueError(
+                    f"noise is a plain array, but X's columns come in another order than the "
+                    f"model's features (X: {rows.names}; model: {_feature_names(model)}), so it "
+                    "is not clear which feature each entry belongs to: give it by name, e.g. "
+                    "pd.Series(variances, index=model_features), or pass X in the model's order"
+                )
+    if arr.ndim == 2:
+        if arr.shape != (d, d):
+            raise ValueError(f"noise covariance has shape {arr.shape}; the model has {d} features")
+        if np.any(arr - np.diag(np.diag(arr))):
+            return None, (
+                "black_box_robustness draws independent noise: a covariance with "
+                "off-diagonal entries is not supported"
+            )
+        arr = np.diag(arr).copy()
+    if arr.ndim == 1 and arr.shape[0] != d:
+        raise ValueError(f"noise has {arr.shape[0]} variances but the model has {d} features")
+    return arr, ""
+
+
+# ----------------------------------------------------------------------------- probabilities
+def _softmax(log_joint: np.ndarray) -> np.ndarray:
+    """``p(c | f) = p(c, f) / sum_c' p(c', f)`` from ``log p(c, f)``."""
+    z = np.exp(log_joint - log_joint.max(axis=1, keepdims=True))
+    return z / z.sum(axis=1, keepdims=True)
+
+
+def _nbc_codes(model: Any, X: Any) -> np.ndarray:
+    """The integer codes of ``X`` for fit_table's model or an NBCModel."""
+    from reliquant.nbc import FittedTable
+
+    if isinstance(model, FittedTable):
+        if not isinstance(X, pd.DataFrame):
+            raise ValueError(
+                f"a model from fit_table scores a DataFrame with the training columns "
+                f"{list(model.encoder.columns)}; got {type(X).__name__}"
+            )
+        ignore = () if model.target is None else (model.target,)
+        return model.encoder.transform(X, ignore=ignore)
+    return X.to_numpy() if isinstance(X, pd.DataFrame) else np.asarray(X)
+
+
+def _probabilities(model: Any, kind: str | None, X: Any, rows: _Rows | None) -> np.ndarray:
+    """Class probabilities ``(n, K)``, columns in :func:`_classes` order."""
+    from reliquant.nbc import log_joint
+
+    if kind == "table":
+        return _softmax(log_joint(model.model, _nbc_codes(model, X)))
+    if kind == "codes":
+        return _softmax(log_joint(model, _nbc_codes(model, X)))
+    return np.asarray(model.predict_proba(rows.data), dtype=np.float64)
+
+
+def _classes(model: Any, kind: str | None, k: int) -> np.ndarray:
+    if kind == "table":
+        out = np.empty(len(model.classes), dtype=object)
+        out[:] = list(model.classes)
+        return out
+    if kind == "codes":
+        return np.arange(k)
+    return np.asarray(model.classes_)
+
+
+def _label_codes(y: ArrayLike, classes: np.ndarray, n: int) -> np.ndarray:
+    """``y_train`` as column indices of ``classes``; a ValueError names an unknown label."""
+    labels = np.asarray(y.to_numpy() if isinstance(y, pd.Series) else y)
+    if labels.ndim != 1 or labels.shape[0] != n:
+        raise ValueError(
+            f"y_train must be 1-D with one label per row of X_train ({n}); got {labels.shape}"
+        )
+
+    def key(v: Any) -> Any:
+        return v.item() if isinstance(v, np.generic) else v
+
+    lookup = {key(c): i for i, c in enumerate(classes)}
+    codes = np.array([lookup.get(key(v), -1) for v in labels], dtype=np.int64)
+    if (codes < 0).any():
+        bad = key(labels[codes < 0][0])
+        raise ValueError(
+            f"y_train holds {bad!r}, not among the model's classes {[key(c) for c in classes][:20]}"
+        )
+    return codes
+
+
+# ----------------------------------------------------------------------------- the call
+def score_predictions(
+    model: Any,
+    X: pd.DataFrame | ArrayLike,
+    *,
+    noise: Any = None,
+    X_train: pd.DataFrame | ArrayLike | None = None,
+    y_train: ArrayLike | None = None,
+    time_budget: float = 0.1,
+    n_draws: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+    floor: float | None = DEFAULT_FLOOR,
+    tree_options: Mapping[str, Any] | None = None,
+    progress: bool | None = None,
+) -> pd.DataFrame:
+    """Every score of :data:`MODEL_SCORES` that applies to ``model``, for every row of ``X``
+    (module docstring: which score applies when).
+
+    Parameters
+    ----------
+    model
+        A fitted classifier: anything with ``predict`` (and ``predict_proba`` for the
+        probability scores), a scikit-learn ``Pipeline``, or a Naive Bayes from
+        :func:`reliquant.nbc.fit_table` / a :class:`reliquant.nbc.NBCModel`.
+    X
+        The rows to score: a DataFrame (matched to the model's feature names by name) or a
+        2-D array in the model's feature order.
+    noise
+        Input noise for the robustness ``R(x) = P(f(x') = f(x))``, ``x' ~ N(x, Sigma)``: a
+        variance ``v`` (``Sigma = v I``), per-feature variances (a pandas Series or dict by
+        feature name, or an array in the model's order), a covariance, or
+        :class:`reliquant.trees.Gaussian` / :class:`reliquant.trees.Norta` (trees only).
+        ``None``: no robustness score (``attrs["skipped"]`` says so).
+    X_train, y_train
+        Training rows and their labels (the model's classes): adds ``centroid_proximity``
+        (centroids of the correct training predictions, :func:`fit_centroids` with ``seed``).
+    time_budget
+        Seconds per row of :func:`tree_robustness` (its whole batch within ``len(X)``
+        budgets plus :data:`reliquant.trees.anytime.BUDGET_TOLERANCE`).
+    n_draws
+        Draws per row of :func:`black_box_robustness`.
+    seed, confidence
+        The seed of every random step (tree sampling, Monte Carlo draws, K-Means) and the
+        level of the robustness intervals.
+    floor
+        The log-ratio's clamp (:func:`reliquant.compare.log_ratio`).
+    tree_options
+        More keyword arguments of :func:`tree_robustness` (e.g. ``{"max_boxes": 2000,
+        "max_draws": 20000}``: results that depend on ``seed`` only).
+    progress
+        A progress bar over the scores, and :func:`tree_robustness`'s over the rows
+        (:func:`reliquant.core.progress.show_progress`: by default on in a terminal only).
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``X``'s index; ``prediction`` (the model's ``predict``; fit_table's class labels; an
+        NBCModel's class indices) then the score columns in :data:`MODEL_SCORES` order;
+        ``attrs["skipped"]``: ``{score: reason}`` for every other score of
+        :data:`MODEL_SCORES`.
+    """
+    check_real(time_budget, "time_budget", low=0.0, low_open=True)
+    check_int(n_draws, "n_draws", minimum=1)
+    check_seed(seed)
+    check_level(confidence)
+    if tree_options is not None and not isinstance(tree_options, Mapping):
+        raise ValueError(f"tree_options must be a dict of keyword arguments; got {tree_options!r}")
+    if noise is not None:
+        _check_noise(noise)
+    if (X_train is None) != (y_train is None):
+        given, absent = ("X_train", "y_train") if y_train is None else ("y_train", "X_train")
+        raise ValueError(f"{given} is given without {absent}: centroid_proximity needs both")
+    kind = _nbc_kind(model)
+    if kind is None and not callable(getattr(model, "predict", None)):
+        raise TypeError(
+            f"model must be a fitted classifier with predict (or a Naive Bayes from "
+            f"reliquant.nbc.fit_table); got {type(model).__name__}"
+        )
+    own = kind in ("table", "codes")  # reliquant's Naive Bayes: X passed to it as it is
+    rows = None if own else _Rows(model, X, "X")
+    index = (X.index if isinstance(X, pd.DataFrame) else None) if own else rows.index
+    ens, not_tree = (None, "") if kind else _tree_ensemble(model)
+
+    skipped: dict[str, str] = {}
+    columns: dict[str, np.ndarray] = {}
+    has_proba = own or callable(getattr(model, "predict_proba", None))
+    steps = ["probability"] + ["nbc" if kind else "robustness"]
+    bar = progress_bar(total=len(steps), desc="scores", unit="score", progress=progress)
+    with bar:
+        # the model's own predictions, then the probability scores
+        nbc = nbc_robustness(model, X if own else rows.data) if kind else None
+        prediction = np.asarray(nbc["prediction"] if nbc else model.predict(rows.data))
+        if has_proba:
+            proba = _probabilities(model, kind, X, rows)
+            classes = _classes(model, kind, proba.shape[1])
+            centroids = None
+            if X_train is not None:
+                train_rows = None if own else _Rows(model, X_train, "X_train")
+                train_p = _probabilities(model, kind, X_train, train_rows)
+                labels = _label_codes(y_train, classes, train_p.shape[0])
+                centroids = fit_centroids(train_p, labels, seed=seed)
+            else:
+                skipped["centroid_proximity"] = "needs the training data: pass X_train and y_train"
+            scores = probability_scores(proba, centroids=centroids, floor=floor)
+            columns.update({c: scores[c].to_numpy() for c in scores.columns if c != "prediction"})
+            differ = int((classes[proba.argmax(axis=1)] != prediction).sum())
+            if differ:
+                warnings.warn(
+                    f"the model's predict differs from the class of largest predict_proba on "
+                    f"{differ} of {len(prediction)} rows: there the probability scores rate "
+                    "another class than the prediction",
+                    UserWarning,
+                    stacklevel=2,
+                )
+        else:
+            why = f"the model ({type(model).__name__}) has no predict_proba"
+            skipped.update(dict.fromkeys((*_PROBA, "centroid_proximity"), why))
+        bar.update()
+
+        # robustness: eps_glob / eps_loc, certified tree robustness, or Monte Carlo
+        if kind:
+            columns["eps_glob"], columns["eps_loc"] = nbc["eps_glob"], nbc["eps_loc"]
+            why = "a categorical Naive Bayes: its robustness scores are eps_glob and eps_loc"
+            skipped.update({"tree_robustness": why, "mc_robustness": why})
+        else:
+            why = (
+                "only for a categorical Naive Bayes (CategoricalNB, a Pipeline ending in one, "
+                "reliquant.nbc.fit_table's model)"
+            )
+            skipped.update({"eps_glob": why, "eps_loc": why})
+            if noise is None:
+                skipped["tree_robustness"] = (
+                    f"needs noise: {_NOISE_HELP}" if ens is not None else not_tree
+                )
+                skipped["mc_robustness"] = f"needs noise: {_NOISE_HELP}"
+            elif ens is not None:
+                columns["tree_robustness"] = tree_robustness(
+                    ens, X, _tree_noise(noise), time_budget=time_budget, seed=seed,
+                    confidence=confidence, progress=progress, **dict(tree_options or {}),
+                )  # fmt: skip
+                skipped["mc_robustness"] = (
+                    "a tree ensemble: tree_robustness estimates the same R(x) with certified bounds"
+                )
+            else:
+                skipped["tree_robustness"] = not_tree
+                _mc(model, rows, noise, columns, skipped, n_draws, seed, confidence)
+        bar.update()
+
+    out = pd.DataFrame(
+        {"prediction": prediction, **{s: columns[s] for s in MODEL_SCORES if s in columns}}
+    )
+    if index is not None:
+        out.index = index
+    out.attrs["skipped"] = {s: skipped[s] for s in MODEL_SCORES if s in skipped}
+    return out
+
+
+def _mc(model, rows: _Rows, noise, columns: dict, skipped: dict, n_draws: int, seed: int,
+        confidence: float) -> None:  # fmt: skip
+    """The Monte Carlo robustness of any model (:func:`black_box_robustness`) into
+    ``columns``, or the reason it does not apply into ``skipped``."""
+    values = rows.values()
+    if values is None:
+        skipped["mc_robustness"] = "X has non-numeric columns: no Gaussian input noise applies"
+        return
+    variance, why = _mc_variance(noise, rows, model, values.shape[1])
+    if variance is None:
+        skipped["mc_robustness"] = why
+        return
+
+    def predict(batch: np.ndarray) -> np.ndarray:
+        return model.predict(rows.as_model_input(batch))
+
+    res = black_box_robustness(
+        predict, values, variance, n_draws=n_draws, seed=seed, confidence=confidence
+    )
+    columns["mc_robustness"] = res.estimate
