@@ -78,3 +78,19 @@ def test_nbc_bootstrap_and_mlm_softmax_bars(capsys):
     out = predict_softmax(net, x, preprocess=torch.from_numpy, progress=True)
     assert "softmax" in capsys.readouterr().err
     np.testing.assert_allclose(out.sum(axis=1), 1.0, rtol=1e-6)
+
+
+def test_black_box_robustness_bar_counts_samples_and_changes_nothing(capsys):
+    """The Monte Carlo robustness of any model: a bar over the samples when asked, the same
+    estimates either way."""
+    from reliquant.compare import black_box_robustness
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(200, 3))
+    model = RandomForestClassifier(5, max_depth=3, random_state=0).fit(X, X[:, 0] > 0)
+    quiet = black_box_robustness(model.predict, X[:6], 0.1, n_draws=64, seed=3)
+    assert capsys.readouterr().err == ""
+    shown = black_box_robustness(model.predict, X[:6], 0.1, n_draws=64, seed=3, progress=True)
+    err = capsys.readouterr().err
+    assert "Monte Carlo robustness:" in err and "/6 [" in err and "sample/s" in err
+    np.testing.assert_array_equal(quiet.n_agree, shown.n_agree)

@@ -44,6 +44,7 @@ from numpy.typing import ArrayLike
 
 from reliquant.core.arguments import check_int, check_level, check_real, check_seed
 from reliquant.core.binomial import clopper_pearson_bounds
+from reliquant.core.progress import progress_bar
 from reliquant.core.seeding import block_rng
 
 __all__ = [
@@ -230,6 +231,7 @@ def black_box_robustness(
     batch_rows: int = 65536,
     labels: ArrayLike | None = None,
     common_noise: bool = False,
+    progress: bool | None = None,
 ) -> MonteCarloScores:
     """Monte Carlo robustness of any model's predictions under Gaussian input noise (module
     docstring): ``R_hat(x_i)`` over ``n_draws`` copies ``x_i + e``, ``e ~ N(0, variance)``.
@@ -266,6 +268,9 @@ def black_box_robustness(
         sample (common random numbers). Each sample's draws are still i.i.d., so its estimate
         and Clopper-Pearson interval stay exact; estimates of different samples become
         dependent. It removes the cost of drawing the noise (module docstring).
+    progress
+        A progress bar over the samples (:func:`reliquant.core.progress.show_progress`: by
+        default on in a terminal only).
     """
     x = np.asarray(X)
     if x.ndim < 2 or x.shape[0] == 0:
@@ -320,7 +325,9 @@ def black_box_robustness(
             (n_draws, *x.shape[1:]), dtype=dtype
         )
         common *= sd
+    bar = progress_bar(total=n, desc="Monte Carlo robustness", unit="sample", progress=progress)
     for i in range(n):
+        bar.update(1)
         rng = None if common_noise else block_rng(seed, "black_box", i)
         left = n_draws
         while left:
@@ -341,6 +348,7 @@ def black_box_robustness(
                 fill = 0
     if fill:
         flush(fill)
+    bar.close()
     lo, hi = clopper_pearson_interval(agree, n_draws, confidence)
     return MonteCarloScores(
         estimate=agree / n_draws,
