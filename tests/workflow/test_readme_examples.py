@@ -155,3 +155,42 @@ def test_compare_example_runs_and_ranks_its_scores(code):
     assert (comparison["ci_low"] <= comparison["auarc"] + 1e-12).all()
     assert (comparison["auarc"] <= comparison["ci_high"] + 1e-12).all()
     assert (comparison["diff_vs_best"] <= 1e-12).all()
+
+
+WHICH_HEADING = "## Which score should I trust? One answer"
+
+
+def test_which_score_example_says_what_an_independent_t_interval_says():
+    """The result object's example: the sentence it prints is the answer's, its numbers are
+    the t-interval (scipy) of the per-split AU-ARC differences of the two compared scores on
+    the held-out splits, and its plot draws a line per score."""
+    import contextlib
+    import io
+
+    import matplotlib.pyplot as plt
+    from scipy import stats
+
+    from reliquant.compare import SCORE_VERDICTS, auarc
+
+    page = LIBRARY.read_text(encoding="utf-8")
+    assert page.count(WHICH_HEADING) == 1, f"docs/library.md needs one {WHICH_HEADING!r}"
+    text = page.split(WHICH_HEADING, 1)[1].split("\n## ", 1)[0]
+    (code,) = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    namespace: dict = {"__name__": "readme_example"}
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "docs/library.md", "exec"), namespace)  # noqa: S102 - our own docs
+    answer, table = namespace["answer"], namespace["table"]
+    correct, groups = namespace["correct"].to_numpy(), namespace["groups"].to_numpy()
+    assert out.getvalue().strip() == answer.recommendation
+    assert answer.verdict in SCORE_VERDICTS and answer.method == "groups"
+    judged = np.unique(groups[~answer.selected])
+    d = np.array([auarc(table[answer.robustness][groups == g], correct[groups == g])
+                  - auarc(table[answer.uncertainty][groups == g], correct[groups == g])
+                  for g in judged])  # fmt: skip
+    lo, hi = stats.t.interval(0.95, d.size - 1, loc=d.mean(), scale=stats.sem(d))
+    assert (answer.diff, answer.ci_low, answer.ci_high) == pytest.approx((d.mean(), lo, hi))
+    assert answer.robustness in answer.recommendation
+    assert answer.uncertainty in answer.recommendation
+    assert len(plt.gca().get_lines()) == len(answer.table) == table.shape[1]
+    plt.close("all")

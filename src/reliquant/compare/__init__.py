@@ -19,6 +19,10 @@ selection           per prediction, the best or the second-best of several fitte
 all_scores          every score that applies to a fitted model, in one call: score_predictions
 hybrid              one RQ and one UQ score, rank-normalised, combined by a logistic regression
                     fitted on a validation split; weights and held-out AU-ARC
+verdict             which score to trust: the best robustness against the best uncertainty
+                    score, each picked on a selection part and judged on the rest (t-interval
+                    over groups, or a bootstrap over predictions), a sentence to act on and
+                    the curves' plot (which_score -> ScoreVerdict); the score families
 """
 
 from reliquant.compare.all_scores import MODEL_SCORES, score_predictions
@@ -63,16 +67,37 @@ from reliquant.compare.selection import (
     rs_d_cut,
     rs_i_cut,
 )
+from reliquant.compare.verdict import (
+    CURVE_COLUMNS,
+    FAMILIES,
+    SCORE_FAMILY,
+    SCORE_VERDICTS,
+    VERDICT_COLUMNS,
+    ScoreVerdict,
+    family_verdict,
+    identical_ranking,
+    paired_t,
+    plot_accuracy_rejection,
+    score_family,
+    tied_share,
+    which_score,
+)
 
 __all__ = [
     "COMPARISON_COLUMNS",
+    "CURVE_COLUMNS",
+    "FAMILIES",
     "MODEL_SCORES",
     "PROBABILITY_SCORES",
+    "SCORE_FAMILY",
+    "SCORE_VERDICTS",
     "SELECTION_RULES",
+    "VERDICT_COLUMNS",
     "HybridScore",
     "MonteCarloScores",
     "RankTransform",
     "RobustnessSelector",
+    "ScoreVerdict",
     "accuracy_rejection_curve",
     "auarc",
     "black_box_robustness",
@@ -84,20 +109,27 @@ __all__ = [
     "compare_scores",
     "evaluate_hybrid",
     "expected_kept_correct",
+    "family_verdict",
     "fit_centroids",
     "fit_hybrid",
     "fit_rank_transform",
+    "identical_ranking",
     "log_ratio",
     "margin",
     "max_probability",
     "min_boot",
-    "negative_entropy",
     "nbc_robustness",
+    "negative_entropy",
+    "paired_t",
+    "plot_accuracy_rejection",
     "probability_scores",
     "protocol_log_ratio",
     "robustness_ratio",
     "rs_d_cut",
     "rs_i_cut",
+    "score_family",
     "score_predictions",
+    "tied_share",
     "tree_robustness",
+    "which_score",
 ]

@@ -33,8 +33,8 @@ drawing all ``(n_boot, n)`` resample indices at once took 861 MB and 7.45 GiB (a
 ``MemoryError``). The time is linear in ``n_boot x n``: 24 s for 10^5 predictions (51 s
 before) and 2.5 minutes for 10^6, on one core of a shared machine.
 
-Public API: :data:`COMPARISON_COLUMNS`, :func:`bootstrap_auarc`, :func:`compare_scores`,
-:func:`min_boot`.
+Public API: :data:`COMPARISON_COLUMNS`, :func:`aligned_inputs`, :func:`bootstrap_auarc`,
+:func:`compare_scores`, :func:`min_boot`.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from reliquant.compare.rejection import auarc_rows, check_correct, check_score
 from reliquant.core.arguments import check_int, check_level, check_seed
 from reliquant.core.seeding import block_rng
 
-__all__ = ["COMPARISON_COLUMNS", "bootstrap_auarc", "compare_scores", "min_boot"]
+__all__ = ["COMPARISON_COLUMNS", "aligned_inputs", "bootstrap_auarc", "compare_scores", "min_boot"]
 
 #: The columns of :func:`compare_scores`, in order.
 COMPARISON_COLUMNS = (
@@ -74,15 +74,19 @@ _LEGACY_CHUNK_ELEMENTS = 1_000_000
 
 
 def _pandas_inputs(
-    scores: Mapping[str, ArrayLike] | pd.DataFrame, correct: ArrayLike
-) -> tuple[list[tuple[str, ArrayLike]], ArrayLike]:
-    """``(name, values)`` per score and ``correct``, the pandas ones aligned on their index.
+    scores: Mapping[str, ArrayLike] | pd.DataFrame,
+    correct: ArrayLike,
+    groups: ArrayLike | None = None,
+) -> tuple[list[tuple[str, ArrayLike]], ArrayLike, ArrayLike | None]:
+    """``(name, values)`` per score, ``correct`` and ``groups``, the pandas ones aligned on
+    their index.
 
     When two or more inputs carry a pandas index (a DataFrame of scores, Series among the
-    scores, ``correct`` as a Series), predictions are matched by index label, not by position:
-    every such input is reordered to the order of ``correct`` (or of the first indexed input
-    when ``correct`` has no index). Each index must be unique and all must hold the same labels
-    (``ValueError`` naming the inputs). Numpy arrays have no index and are read by position.
+    scores, ``correct`` or ``groups`` as a Series), predictions are matched by index label, not
+    by position: every such input is reordered to the order of ``correct`` (or of the first
+    indexed input when ``correct`` has no index). Each index must be unique and all must hold
+    the same labels (``ValueError`` naming the inputs). Numpy arrays have no index and are read
+    by position.
     """
     if isinstance(scores, pd.DataFrame):
         dup = scores.columns[scores.columns.duplicated()]
@@ -106,8 +110,10 @@ def _pandas_inputs(
         indexed.append(("scores", scores.index))
     else:
         indexed += [(f"scores[{k!r}]", v.index) for k, v in items if isinstance(v, pd.Series)]
+    if isinstance(groups, pd.Series):
+        indexed.append(("groups", groups.index))
     if len(indexed) < 2:
-        return items, correct
+        return items, correct, groups
     for what, index in indexed:
         if not index.is_unique:
             first = index[index.duplicated()].tolist()[0]
@@ -130,13 +136,31 @@ def _pandas_inputs(
         ok = isinstance(v, pd.Series) and len(v) == len(ref) and not v.index.equals(ref)
         return v.reindex(ref) if ok else v
 
-    return [(k, aligned(v)) for k, v in items], aligned(correct)
+    return [(k, aligned(v)) for k, v in items], aligned(correct), aligned(groups)
 
 
 def _check_scores(
     scores: Mapping[str, ArrayLike] | pd.DataFrame, correct: ArrayLike
 ) -> tuple[list[str], np.ndarray, np.ndarray]:
-    items, correct = _pandas_inputs(scores, correct)
+    names, s, c, _ = aligned_inputs(scores, correct)
+    return names, s, c
+
+
+def aligned_inputs(
+    scores: Mapping[str, ArrayLike] | pd.DataFrame,
+    correct: ArrayLike,
+    groups: ArrayLike | None = None,
+) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray | None]:
+    """The inputs of :func:`compare_scores` checked and matched: ``(names, s, c, g)`` with
+    ``s`` the scores ``(S, n)`` float64 in the order of ``names``, ``c`` ``(n,)`` bool and
+    ``g`` the ``groups`` ``(n,)`` as given (None without groups).
+
+    Pandas inputs (a DataFrame of scores, Series among the scores, ``correct`` or ``groups``
+    as a Series) are matched by index label (module docstring); numpy arrays by position.
+    Raises ``ValueError`` naming the argument: NaN scores or groups, lengths that differ from
+    ``correct``, empty input, non-boolean ``correct``, duplicated names, misaligned indexes.
+    """
+    items, correct, groups = _pandas_inputs(scores, correct, groups)
     if len(items) == 0:
         raise ValueError("scores must be a non-empty mapping (or DataFrame) name -> score array")
     c = check_correct(correct, "correct")
@@ -151,7 +175,17 @@ def _check_scores(
                 f"scores[{name!r}] and correct must have the same length; got {s.size} and {c.size}"
             )
         arrays.append(s)
-    return names, np.stack(arrays), c
+    g = None
+    if groups is not None:
+        g = np.asarray(groups)
+        if g.ndim != 1 or g.size != c.size:
+            raise ValueError(
+                f"groups must give one group per prediction: shape ({c.size},); got {g.shape}"
+            )
+        if pd.isna(g).any():
+            first = int(np.flatnonzero(pd.isna(g))[0])
+            raise ValueError(f"groups has a missing value (NaN/None), first at position {first}")
+    return names, np.stack(arrays), c, g
 
 
 def min_boot(confidence: float) -> int:

@@ -41,6 +41,11 @@ check (mean +- z se over its training sets) with the small-sample quantile.
 * :func:`curve_table`: accuracy-rejection curves of every score per data set and condition
   (all splits pooled), for the figure.
 
+The t-interval (:func:`paired_t`), the verdict rule (``p_holm < 1 - confidence``,
+:func:`reliquant.compare.family_verdict`), the identical-ranking check and the share of ties
+are the library's public code (:mod:`reliquant.compare.verdict`, which a user calls through
+:func:`reliquant.compare.which_score`); this module re-exports the first, third and fourth.
+
 Public API: :data:`POOLED`, :data:`VERDICTS`, :data:`SPLIT_AUARC_SCHEMA`,
 :data:`CONTRAST_SCHEMA`, :data:`DECLARED_SCHEMA`, :data:`HEADLINE_SCHEMA`,
 :data:`HYBRID_SCHEMA`, :data:`NOISE_SCHEMA`, :data:`CURVE_SCHEMA`, :data:`TWO_CLASS_EQUIVALENTS`,
@@ -69,6 +74,7 @@ from reliquant.compare.reproduction.tables import (
     score_columns,
     split_grid_score,
 )
+from reliquant.compare.verdict import family_verdict, identical_ranking, paired_t, tied_share
 
 __all__ = [
     "CONTRAST_SCHEMA",
@@ -220,33 +226,6 @@ def case_order(frame: pd.DataFrame) -> list[str]:
     return list(dict.fromkeys(frame["case"]))
 
 
-def paired_t(diffs: Sequence[float] | np.ndarray, confidence: float) -> dict[str, float]:
-    """Mean of the paired differences ``d_s`` over splits, its standard error
-    ``sd(d) / sqrt(S)``, the t-interval ``mean -/+ t_{(1+confidence)/2, S-1} se`` and the
-    two-sided p-value of ``mean = 0``. One split: NaN interval and p. All ``d_s`` equal and
-    non-zero: p = 0; all zero: p = 1."""
-    d = np.asarray(diffs, dtype=np.float64)
-    if d.ndim != 1 or d.size == 0 or not np.isfinite(d).all():
-        raise ValueError(f"diffs must be a non-empty 1-D array of finite values; got {d!r}")
-    if not 0 < confidence < 1:
-        raise ValueError(f"confidence must be in (0, 1); got {confidence!r}")
-    # imported on use: jobs that only read the tables need no scipy (tests/core/test_lazy_imports)
-    from scipy import stats
-
-    mean = float(d.mean())
-    nan = float("nan")
-    if d.size < 2:
-        return {"diff_mean": mean, "diff_se": nan, "ci_low": nan, "ci_high": nan, "p_value": nan}
-    se = float(d.std(ddof=1) / np.sqrt(d.size))
-    half = float(stats.t.ppf((1 + confidence) / 2, d.size - 1)) * se
-    if se == 0:
-        p = 1.0 if mean == 0 else 0.0
-    else:
-        p = float(2 * stats.t.sf(abs(mean) / se, d.size - 1))
-    return {"diff_mean": mean, "diff_se": se, "ci_low": mean - half, "ci_high": mean + half,
-            "p_value": p}  # fmt: skip
-
-
 def holm(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
     """Holm's step-down adjusted p-values (family-wise error rate): with ``p_(1) <= ... <=
     p_(m)``, ``adj_(i) = max_{j <= i} min(1, (m - j + 1) p_(j))``. NaN entries are not tests:
@@ -261,21 +240,6 @@ def holm(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
     adj = np.minimum(1.0, (m - np.arange(m)) * p[order])
     out[order] = np.maximum.accumulate(adj)
     return out
-
-
-def identical_ranking(a: np.ndarray, b: np.ndarray) -> bool:
-    """Whether two scores order the same predictions identically, ties included (their
-    average ranks are equal: rank correlation exactly 1 with the same ties)."""
-    from scipy import stats
-
-    return bool(np.array_equal(stats.rankdata(a), stats.rankdata(b)))
-
-
-def _verdict(row: Mapping[str, float], alpha: float) -> str:
-    p = row["p_holm"]
-    if not np.isfinite(p) or p >= alpha:
-        return "undecided"
-    return "robustness" if row["diff_mean"] > 0 else "uncertainty"
 
 
 def _cases(frame: pd.DataFrame) -> Iterator[tuple[str, str, pd.DataFrame]]:
@@ -298,19 +262,6 @@ def condition_case(frame: pd.DataFrame, condition: str) -> str | None:
     if not cases:
         return None
     return cases[0] if len(cases) == 1 else POOLED
-
-
-def tied_share(score: np.ndarray) -> float:
-    """The share of predictions whose score equals another prediction's (a resolution
-    measure: tied predictions cannot be ordered by the score)."""
-    s = np.sort(np.asarray(score, dtype=np.float64))
-    if s.size < 2:
-        return 0.0
-    same = s[1:] == s[:-1]
-    tied = np.zeros(s.size, dtype=bool)
-    tied[1:] |= same
-    tied[:-1] |= same
-    return float(tied.mean())
 
 
 def split_auarc(tables: Iterable[pd.DataFrame]) -> pd.DataFrame:
@@ -449,7 +400,10 @@ def declared_table(
     table = pd.DataFrame(out)
     table["p_holm"] = holm(table["p_value"].to_numpy())
     alpha = 1 - confidence
-    table["verdict"] = [r["verdict"] or _verdict(r, alpha) for r in table.to_dict("records")]
+    table["verdict"] = [
+        r["verdict"] or family_verdict(r["diff_mean"], r["p_holm"], alpha=alpha)
+        for r in table.to_dict("records")
+    ]
     return table[DECLARED_SCHEMA.names]
 
 
@@ -494,7 +448,10 @@ def headline_table(
     table = pd.DataFrame(out)
     table["p_holm"] = holm(table["p_value"].to_numpy())
     alpha = 1 - confidence
-    table["verdict"] = [r["verdict"] or _verdict(r, alpha) for r in table.to_dict("records")]
+    table["verdict"] = [
+        r["verdict"] or family_verdict(r["diff_mean"], r["p_holm"], alpha=alpha)
+        for r in table.to_dict("records")
+    ]
     return table[HEADLINE_SCHEMA.names]
 
 

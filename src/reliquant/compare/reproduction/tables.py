@@ -13,8 +13,8 @@ training set and fitted model, except where the data set's docs say otherwise) a
 says whether a prediction belongs to its split's validation part (choices) or test part
 (judgement), :func:`assign_parts`.
 
-Families (:data:`SCORE_FAMILY`): *robustness* scores measure whether the prediction survives
-a perturbation (of the input: tree robustness and the black-box Monte Carlo; of the model:
+Families (:data:`SCORE_FAMILY`: the library's :data:`reliquant.compare.SCORE_FAMILY`,
+re-exported here): *robustness* scores measure whether the prediction survives a perturbation (of the input: tree robustness and the black-box Monte Carlo; of the model:
 ``eps_glob``, ``eps_loc`` of paper 000), and the log-ratio of the two largest probabilities,
 which Lassance & De Bock (arXiv 2603.23318) introduce as robustness quantification for any
 discriminative classifier; *uncertainty* scores are read from the predicted distribution
@@ -42,6 +42,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 from numpy.typing import ArrayLike
+
+# the one mapping score -> family, shared with the library's which_score
+from reliquant.compare.verdict import SCORE_FAMILY
 
 __all__ = [
     "BASE_COLUMNS",
@@ -91,24 +94,6 @@ PARTS = ("validation", "test")
 #: probabilities is a robustness score of a later paper and a transform of the probabilities:
 #: it gets its own rows, never stands in for these.
 PAPER_SCORES = ("mc_robustness", "tree_robustness", "eps_glob", "eps_loc")
-
-#: Every score this topic computes -> its family ("robustness" or "uncertainty").
-SCORE_FAMILY: dict[str, str] = {
-    "mc_robustness": "robustness",
-    "tree_robustness": "robustness",
-    "eps_glob": "robustness",
-    "eps_loc": "robustness",
-    "log_ratio": "robustness",
-    "max_probability": "uncertainty",
-    "negative_entropy": "uncertainty",
-    "margin": "uncertainty",
-    "centroid_proximity": "uncertainty",
-    "negative_u_m": "uncertainty",
-    "negative_u_H": "uncertainty",
-    "negative_u_a": "uncertainty",
-    "negative_u_t": "uncertainty",
-    "negative_u_e": "uncertainty",
-}
 
 #: Data set key -> its title in tables and figures, in report order.
 DATASET_TITLES: dict[str, str] = {
