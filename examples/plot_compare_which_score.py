@@ -2,8 +2,9 @@
 Which score should I trust? One answer with its interval
 ========================================================
 
-Eight training sets of a logistic regression, every probability score and a Monte Carlo
-robustness of each test prediction: ``which_score`` ranks the scores by AU-ARC, picks the best
+Eight training sets of a logistic regression, every score that applies to each test
+prediction (``score_predictions``: the probability scores and a Monte Carlo robustness under
+``N(0, 0.01)`` noise on the scaled features): ``which_score`` ranks the scores by AU-ARC, picks the best
 robustness and the best uncertainty score on half of the splits, judges the two on the other
 half (a t-interval over splits), and says which to use. ``answer.plot()`` draws every score's
 accuracy-rejection curve, with the band of the two compared.
@@ -13,17 +14,15 @@ import pandas as pd
 from sklearn.datasets import load_breast_cancer
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import train_test_split
-from reliquant.compare import black_box_robustness, probability_scores, which_score
+from reliquant.compare import score_predictions, which_score
 
-X, y = load_breast_cancer(return_X_y=True)
-X, parts = X / X.max(axis=0), []
+X, y = load_breast_cancer(return_X_y=True, as_frame=True)
+X, parts = X / X.max(), []
 for split in range(8):  # eight training sets: eight fitted models
     X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.5, random_state=split)
     clf = LogisticRegression(max_iter=1000).fit(X_tr, y_tr)
-    scores = probability_scores(clf.predict_proba(X_te))
-    mc = black_box_robustness(clf.predict, X_te, 0.01, n_draws=200, seed=split)
-    scores["mc_robustness"], scores["split"] = mc.estimate, split
-    parts.append(scores.assign(correct=scores.pop("prediction") == y_te))
+    scores = score_predictions(clf, X_te, noise=0.01, n_draws=200, seed=split)  # all that apply
+    parts.append(scores.assign(correct=scores.pop("prediction") == y_te, split=split))
 table = pd.concat(parts, ignore_index=True)
 correct, groups = table.pop("correct"), table.pop("split")
 answer = which_score(table, correct, groups=groups)  # groups: one per fitted model

@@ -58,7 +58,33 @@ def test_readme_is_a_front_page():
     assert len(README.splitlines()) <= MAX_README_LINES
     # benchmark reports live in docs/benchmarks.md: no block's own `## ` headings leak here
     assert "readme_bench_timings" not in README and "bench_workflow_timings" not in README
-    assert len(re.findall(r"^!\[", README, flags=re.M)) == 1, "one figure"
+    figures = re.findall(r"^!\[[^\]]*\]\(([^)]+)\)", README, flags=re.M)
+    # the compare topic's forest plot, and the library's answer to "which score to trust"
+    assert figures == ["docs/figures/compare_forest.png", "docs/figures/compare_which_score.png"]
+
+
+def test_the_which_score_example_prints_what_the_readme_quotes_and_draws_its_figure(tmp_path):
+    """The README's library example: the sentence it quotes is the one the code prints, and
+    the committed figure is the one its ``answer.plot()`` draws now (same size, pixels within
+    a rounding of antialiasing), so neither can drift from the code."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    (example,) = [b for b in _blocks(README, "python") if "which_score(" in b]
+    printed, ns = _run(example, "README.md")
+    quoted = re.search(r"It prints `(.*?)`;", README, flags=re.S).group(1)
+    assert " ".join(quoted.split()) == printed[-1] == ns["answer"].recommendation
+    fresh = tmp_path / "which_score.png"
+    plt.gcf().savefig(fresh, dpi=150)
+    plt.close("all")
+    committed = plt.imread(REPO / "docs" / "figures" / "compare_which_score.png")
+    drawn = plt.imread(fresh)
+    assert committed.shape == drawn.shape, "regenerate docs/figures/compare_which_score.png"
+    assert np.abs(committed - drawn).mean() < 2e-3, (
+        "regenerate docs/figures/compare_which_score.png"
+    )
 
 
 def test_readme_example_prints_what_it_promises_and_agrees_with_monte_carlo():
