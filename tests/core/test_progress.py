@@ -94,3 +94,21 @@ def test_black_box_robustness_bar_counts_samples_and_changes_nothing(capsys):
     err = capsys.readouterr().err
     assert "Monte Carlo robustness:" in err and "/6 [" in err and "sample/s" in err
     np.testing.assert_array_equal(quiet.n_agree, shown.n_agree)
+
+
+def test_compare_scores_bar_counts_resamples_and_changes_nothing(capsys):
+    """The bootstrap of compare_scores (and which_score without groups): a bar over the
+    resamples when asked, an identical table either way."""
+    import pandas as pd
+
+    from reliquant.compare import compare_scores
+
+    rng = np.random.default_rng(4)
+    scores = {"a": rng.random(300), "b": rng.random(300)}
+    correct = rng.random(300) < 0.7
+    quiet = compare_scores(scores, correct, n_boot=50, seed=1)
+    assert capsys.readouterr().err == ""
+    shown = compare_scores(scores, correct, n_boot=50, seed=1, progress=True)
+    err = capsys.readouterr().err
+    assert "bootstrap AU-ARC:" in err and "/50 [" in err and "resample/s" in err
+    pd.testing.assert_frame_equal(quiet, shown)

@@ -48,6 +48,7 @@ from numpy.typing import ArrayLike
 
 from reliquant.compare.rejection import auarc_rows, check_correct, check_score
 from reliquant.core.arguments import check_int, check_level, check_seed
+from reliquant.core.progress import progress_bar
 from reliquant.core.seeding import block_rng
 
 __all__ = ["COMPARISON_COLUMNS", "aligned_inputs", "bootstrap_auarc", "compare_scores", "min_boot"]
@@ -298,6 +299,7 @@ def bootstrap_auarc(
     *,
     n_boot: int = 1000,
     seed: int = 0,
+    progress: bool | None = None,
 ) -> tuple[list[str], np.ndarray]:
     """AU-ARC of every score on ``n_boot`` shared bootstrap resamples: ``(names, (S, n_boot))``.
 
@@ -308,14 +310,17 @@ def bootstrap_auarc(
     multiplicities of the original predictions in O(n) per resample after one sort per
     score (harmonic-number form of the closed form, :func:`_resampled_auarc`). The resamples
     are drawn and scored in chunks (module docstring, Memory): the result does not depend on
-    the chunk size. Inputs as in :func:`compare_scores` (pandas inputs matched by index).
+    the chunk size. Inputs as in :func:`compare_scores` (pandas inputs matched by index);
+    ``progress`` a bar over the resamples (:func:`reliquant.core.progress.show_progress`).
     """
     names, s, c = _check_scores(scores, correct)
     _check_settings(n_boot, None, seed)
-    return names, _bootstrap(s, c, n_boot, seed)
+    return names, _bootstrap(s, c, n_boot, seed, progress)
 
 
-def _bootstrap(s: np.ndarray, c: np.ndarray, n_boot: int, seed: int) -> np.ndarray:
+def _bootstrap(
+    s: np.ndarray, c: np.ndarray, n_boot: int, seed: int, progress: bool | None = None
+) -> np.ndarray:
     """:func:`bootstrap_auarc` of checked inputs: ``s`` ``(S, n)`` scores, ``c`` ``(n,)``."""
     n = c.size
     rng = block_rng(seed, "compare_bootstrap")
@@ -323,6 +328,7 @@ def _bootstrap(s: np.ndarray, c: np.ndarray, n_boot: int, seed: int) -> np.ndarr
     groups = [_tie_groups(score, c) for score in s]
     harmonic = np.r_[0.0, np.cumsum(1.0 / np.arange(1, n + 1))]
     step = max(1, _CHUNK_ELEMENTS // n)
+    bar = progress_bar(total=n_boot, desc="bootstrap AU-ARC", unit="resample", progress=progress)
     for lo in range(0, n_boot, step):
         b = min(step, n_boot - lo)
         # rows lo..lo+b-1 of integers(0, n, size=(n_boot, n)): the generator's stream does
@@ -335,6 +341,8 @@ def _bootstrap(s: np.ndarray, c: np.ndarray, n_boot: int, seed: int) -> np.ndarr
         alone = _alone(n, n_boot, lo, b)
         for j, g in enumerate(groups):
             out[j, lo : lo + b] = _resampled_auarc(g, weights, harmonic, alone)
+        bar.update(b)
+    bar.close()
     return out
 
 
@@ -345,6 +353,7 @@ def compare_scores(
     n_boot: int = 1000,
     confidence: float = 0.95,
     seed: int = 0,
+    progress: bool | None = None,
 ) -> pd.DataFrame:
     """AU-ARC per score with a percentile bootstrap interval, and the paired difference to
     the best score with its interval (module docstring).
@@ -365,6 +374,9 @@ def compare_scores(
     seed
         Seed of the resamples (an integer >= 0, :func:`bootstrap_auarc`): equal inputs and
         seed give an identical table.
+    progress
+        A progress bar over the resamples (:func:`reliquant.core.progress.show_progress`: by
+        default on in a terminal only); 10^5 predictions take about 25 s at ``n_boot=1000``.
 
     Returns
     -------
@@ -380,7 +392,7 @@ def compare_scores(
     _check_settings(n_boot, confidence, seed)
     names, s, c = _check_scores(scores, correct)
     point = auarc_rows(s, np.broadcast_to(c, s.shape))
-    boot = _bootstrap(s, c, n_boot, seed)
+    boot = _bootstrap(s, c, n_boot, seed, progress)
     best = int(np.argmax(point))
     q = [(1 - confidence) / 2, (1 + confidence) / 2]
     ci = np.quantile(boot, q, axis=1)

@@ -498,6 +498,7 @@ def which_score(
     seed: int = 0,
     validation_fraction: float = 0.5,
     curve_points: int = 100,
+    progress: bool | None = None,
 ) -> ScoreVerdict:
     """Which score to trust: every score ranked by AU-ARC, and the best robustness score
     against the best uncertainty score, each picked on a selection part and judged on the
@@ -541,6 +542,9 @@ def which_score(
     curve_points
         Rejected fractions ``j / curve_points`` at which :attr:`ScoreVerdict.curves` holds
         the curves (an integer >= 2).
+    progress
+        Without ``groups``: a progress bar over the ranked table's bootstrap resamples
+        (:func:`reliquant.compare.compare_scores`; by default on in a terminal only).
 
     Returns
     -------
@@ -571,7 +575,7 @@ def which_score(
             raise ValueError(f"need at least 2 predictions to select and judge; got {c.size}")
         parts = _Parts.by_predictions(s, c, fraction, seed)
         ranked = compare_scores(dict(zip(names, s, strict=True)), c, n_boot=n_boot,
-                                confidence=level, seed=seed)  # fmt: skip
+                                confidence=level, seed=seed, progress=progress)  # fmt: skip
         columns = [ranked[k].to_numpy() for k in
                    ("auarc", "ci_low", "ci_high", "diff_vs_best", "diff_ci_low", "diff_ci_high")]  # fmt: skip
         tied = np.array([tied_share(row) for row in s])
