@@ -73,6 +73,7 @@ def test_the_which_score_example_prints_what_the_readme_quotes_and_draws_its_fig
     import matplotlib.pyplot as plt
 
     (example,) = [b for b in _blocks(README, "python") if "which_score(" in b]
+    plt.close("all")  # answer.plot() draws on the current axes: a fresh figure, as a user's
     printed, ns = _run(example, "README.md")
     quoted = re.search(r"It prints `(.*?)`;", README, flags=re.S).group(1)
     assert " ".join(quoted.split()) == printed[-1] == ns["answer"].recommendation
