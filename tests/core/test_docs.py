@@ -122,7 +122,8 @@ def test_command_line_sync_then_check(tmp_path, capsys):
 def test_every_block_of_the_committed_pages_has_a_generator_rule():
     """The pages' block names are exactly DOC_BLOCKS of workflow/rules/report.smk (rule
     docs_blocks), the benchmark blocks of rule bench and the blocks of the compare topic's named
-    targets (compare_logratio_protocol_table, compare_resolution), and the pages are in DOC_PAGES, so
+    targets (compare_logratio_protocol_table, compare_resolution, compare_selection_table), and
+    the pages are in DOC_PAGES, so
     rule docs_check sees every generated number."""
     smk = (REPO / "workflow/rules/report.smk").read_text()
     declared = set(
@@ -135,10 +136,14 @@ def test_every_block_of_the_committed_pages_has_a_generator_rule():
         used |= {b.name for b in find_blocks((REPO / page).read_text(), page)}
     bench = set(re.search(r"BENCH_TOPICS = \[(.*?)\]", smk).group(1).replace('"', "").split(", "))
     from_bench = {"readme_bench_timings"} | {f"bench_{t}_timings" for t in bench}
-    # blocks of named targets outside the default run (rule compare_logratio_protocol_table)
+    # blocks of named targets outside the default run
     compare = (REPO / "workflow/rules/compare.smk").read_text()
     from_targets = set(re.findall(r'"results/docs/([a-z0-9_]+)\.md"', compare))
-    assert {"compare_protocol_timings", "compare_resolution"} <= from_targets
+    assert {
+        "compare_protocol_timings",
+        "compare_resolution",
+        "compare_selection_timings",
+    } <= from_targets
     assert used == declared | from_bench | from_targets | {RUN_TIMINGS}
     assert len(used) >= 15
 

@@ -54,9 +54,20 @@ def test_full_dag_dry_run(config):
     # the log-ratio protocol is a named target only; the benchmark tables the compare topic
     # evaluates (compare.benchmarks) are in every run, each with its own job
     assert "compare_logratio_protocol" not in jobs, jobs
-    n_sets = len(yaml.safe_load((REPO / "config.yaml").read_text())["compare"]["benchmarks"])
+    # the dynamic-selection protocol: its small case in every run (its tables converted too),
+    # the full one a named target
+    assert jobs.get("compare_selection_default") == 1, jobs
+    assert "compare_selection_split" not in jobs and "compare_selection_table" not in jobs, jobs
+    compare = yaml.safe_load((REPO / "config.yaml").read_text())["compare"]
+    default = compare["selection"]["default"]
+    if config:
+        default = yaml.safe_load((REPO / "tests/smoke.yaml").read_text())["compare"]["selection"][
+            "default"
+        ]
+    n_sets = len(compare["benchmarks"])
     assert n_sets >= 4
-    assert jobs.get("compare_benchmark") == jobs.get("data_benchmark") == n_sets, jobs
+    n_tables = len(set(compare["benchmarks"]) | set(default["datasets"]))
+    assert jobs.get("compare_benchmark") == n_sets and jobs.get("data_benchmark") == n_tables, jobs
 
 
 def test_compare_plans_one_job_per_configured_benchmark_set():
@@ -82,6 +93,15 @@ def test_protocol_target_plans_the_protocol_on_each_configured_table():
     jobs = planned_jobs(proc.stdout + proc.stderr)
     assert jobs.get("compare_logratio_protocol") == 2, jobs
     assert jobs.get("data_benchmark") == 2 and jobs.get("compare_logratio_protocol_table") == 1
+
+
+def test_selection_target_plans_one_job_per_data_set_setting_and_split():
+    selection = yaml.safe_load((REPO / "config.yaml").read_text())["compare"]["selection"]
+    proc = snakemake(REPO, "-n", "--forceall", "compare_selection")
+    jobs = planned_jobs(proc.stdout + proc.stderr)
+    n = len(selection["datasets"]) * len(selection["settings"]) * selection["n_splits"]
+    assert jobs.get("compare_selection_split") == n == 14 * 2 * 15, jobs
+    assert jobs.get("data_benchmark") == 14 and jobs.get("compare_selection_table") == 1, jobs
 
 
 def test_slurm_profile_dry_run():
@@ -183,6 +203,8 @@ def _bad_config(tmp_path, dotted: str, value) -> str:
         ("trees.seed", -1),
         ("data.benchmarks", ["Robot"]),
         ("compare.logratio_protocol.n_splits", 1),
+        ("compare.selection.n_splits", 1),
+        ("compare.selection.unknown_key", 1),
         ("compare.benchmarks.authent.n_splits", 1),
     ],
 )
@@ -223,6 +245,10 @@ def test_inconsistent_keys_fail_before_any_job(tmp_path, changes, message):
         (
             {"compare": {"logratio_protocol": {"datasets": ["robot", "wine"]}}},
             "compare.logratio_protocol.datasets: ['wine'] are not in data.benchmarks",
+        ),
+        (
+            {"compare": {"selection": {"datasets": ["robot", "wine"]}}},
+            "compare.selection.datasets: ['wine'] are not in data.benchmarks",
         ),
         (
             {"data": {"benchmarks": ["robot", "students", "iris"]}},

@@ -10,6 +10,7 @@
 
 from reliquant.compare.reproduction.settings import (
     check_benchmarks,
+    check_selection,
     check_settings,
     mnist_corruptions,
 )
@@ -65,6 +66,10 @@ COMPARE_TARGETS = COMPARE_PREDICTIONS + [
     f"{COMPARE_FIGS}/forest.pdf",
     f"{COMPARE_FIGS}/noise_scale.png",
     "results/compare/noise.parquet",
+    # the dynamic-selection protocol's small case (rule compare_selection_default)
+    "results/compare/selection_default.parquet",
+    "results/compare/selection_default.md",
+    f"{COMPARE_FIGS}/selection_default.png",
 ]
 
 
@@ -537,3 +542,141 @@ rule compare_resolution:
         ENV_TORCH
     script:
         "../../scripts/compare/compare_resolution.py"
+
+
+# ---- The log-ratio follow-up's dynamic selection by robustness ----------------------------
+# Lassance & De Bock (arXiv 2603.23318): per data set, setting (clean, label_noise) and
+# split, the three models of the log-ratio protocol tuned on 70 %, RS-D / RS-I between the two
+# best on 15 % validation, the single best and DESlib's MCB, KNORA-U, KNORA-E, META-DES, test
+# accuracy on 15 % (reliquant.compare.reproduction.selection_protocol).
+# `compare.selection.default`: a small case in the default run (one job, in COMPARE_TARGETS).
+# The full protocol is a named target, `snakemake --cores 2 compare_selection`: one job per
+# data set, setting and split (resumable, parallel), then the table, ranks, figure and the
+# generated block compare_selection_timings of docs/compare.md.
+check_selection(COMPARE, DATA_BENCHMARKS)
+COMPARE_SELECTION = COMPARE["selection"]
+COMPARE_SELECTION_DEFAULT = COMPARE_SELECTION["default"]
+# what one split uses of compare.selection (its data sets, settings and split count are the
+# job's wildcards, so editing them reruns no finished split)
+COMPARE_SELECTION_SPLIT = {
+    k: COMPARE_SELECTION[k]
+    for k in ("train_fraction", "validation_fraction", "label_noise", "k_range", "seed")
+}
+COMPARE_SELECTION_JOBS = expand(
+    "results/compare/selection/{d}/{s}_{i}",
+    d=COMPARE_SELECTION["datasets"],
+    s=COMPARE_SELECTION["settings"],
+    i=range(COMPARE_SELECTION["n_splits"]),
+)
+
+
+rule compare_selection:
+    input:
+        "results/compare/selection.parquet",
+        "results/compare/selection.md",
+        f"{COMPARE_FIGS}/selection.png",
+        "results/docs/compare_selection_timings.md",
+
+
+rule compare_selection_split:
+    input:
+        "results/data/benchmarks/{sel_dataset}.parquet",
+    output:
+        table="results/compare/selection/{sel_dataset}/{sel_setting}_{sel_split}.parquet",
+        runtimes="results/compare/selection/{sel_dataset}/{sel_setting}_{sel_split}_runtimes.tsv",
+    params:
+        # the code the script runs, not the whole topic: 420 jobs of minutes each
+        code=script_code_digest("scripts/compare/compare_selection_split.py"),
+        selection=COMPARE_SELECTION_SPLIT,
+        models=COMPARE_PROTOCOL["models"],
+        cv_folds=COMPARE_PROTOCOL["cv_folds"],
+    log:
+        "logs/compare/selection_protocol_{sel_dataset}_{sel_setting}_{sel_split}.log",
+    benchmark:
+        "benchmarks/compare/selection_protocol_{sel_dataset}_{sel_setting}_{sel_split}.tsv"
+    wildcard_constraints:
+        sel_dataset="|".join(COMPARE_SELECTION["datasets"]),
+        sel_setting="|".join(COMPARE_SELECTION["settings"]),
+        sel_split=r"\d+",
+    # grid-search fits in parallel (speed only: compare.speed.protocol_threads)
+    threads: COMPARE["speed"]["protocol_threads"]
+    resources:
+        mem_mb=3000,
+        runtime=120,
+    conda:
+        ENV_CORE
+    script:
+        "../../scripts/compare/compare_selection_split.py"
+
+
+rule compare_selection_table:
+    input:
+        tables=[f"{job}.parquet" for job in COMPARE_SELECTION_JOBS],
+        runtimes=[f"{job}_runtimes.tsv" for job in COMPARE_SELECTION_JOBS],
+    output:
+        splits="results/compare/selection_splits.parquet",
+        summary="results/compare/selection.parquet",
+        ranks="results/compare/selection_ranks.parquet",
+        md="results/compare/selection.md",
+        html="results/compare/selection.html",
+        figure=f"{COMPARE_FIGS}/selection.png",
+        block="results/docs/compare_selection_timings.md",
+    params:
+        code=script_code_digest("scripts/compare/compare_selection_table.py"),
+        selection=COMPARE_SELECTION,
+    log:
+        "logs/compare/selection_protocol_table.log",
+    benchmark:
+        "benchmarks/compare/selection_protocol_table.tsv"
+    threads: 1
+    resources:
+        mem_mb=1500,
+        runtime=5,
+    conda:
+        ENV_CORE
+    script:
+        "../../scripts/compare/compare_selection_table.py"
+
+
+rule compare_selection_default:
+    input:
+        expand("results/data/benchmarks/{d}.parquet", d=COMPARE_SELECTION_DEFAULT["datasets"]),
+    output:
+        splits="results/compare/selection_default_splits.parquet",
+        runtimes="results/compare/selection_default_runtimes.tsv",
+        summary="results/compare/selection_default.parquet",
+        ranks="results/compare/selection_default_ranks.parquet",
+        md="results/compare/selection_default.md",
+        html=compare_report(
+            "results/compare/selection_default.html",
+            "compare_selection_table",
+            "Selection",
+            name="Dynamic selection by robustness, small case: test accuracy per method",
+        ),
+        figure=compare_report(
+            f"{COMPARE_FIGS}/selection_default.png",
+            "compare_selection_figure",
+            "Selection",
+            name="Dynamic selection by robustness, small case: each method minus the single best",
+        ),
+    params:
+        # the topic digest, as every job of the default run (a few seconds to rerun)
+        code=COMPARE_CODE,
+        datasets=COMPARE_SELECTION_DEFAULT["datasets"],
+        settings=COMPARE_SELECTION["settings"],
+        n_splits=COMPARE_SELECTION_DEFAULT["n_splits"],
+        selection=COMPARE_SELECTION_SPLIT,
+        models=COMPARE_SELECTION_DEFAULT["models"],
+        cv_folds=COMPARE_PROTOCOL["cv_folds"],
+    log:
+        "logs/compare/selection_default.log",
+    benchmark:
+        "benchmarks/compare/selection_default.tsv"
+    threads: 1
+    resources:
+        mem_mb=1000,
+        runtime=5,
+    conda:
+        ENV_CORE
+    script:
+        "../../scripts/compare/compare_selection_default.py"

@@ -29,6 +29,10 @@ logratio_protocol
              tables: 15 splits, three tuned models, the log-ratio's AU-ARC
 resolution   the CNN's Monte Carlo robustness rescored at more draws: tie shares and AU-ARC
              per number of draws (are the ties the model's or the estimator's?)
+selection_protocol
+             the follow-up's dynamic selection by robustness (RS-D, RS-I) against the single
+             best model and DESlib's MCB, KNORA-U, KNORA-E and META-DES, clean and with label
+             noise: stratified 70/15/15 splits, test accuracy, mean ranks
 """
 
 __all__: list[str] = []

@@ -13,7 +13,11 @@ Perturbed MNIST partitions (:func:`partition_images`); the scikit-learn table's 
 (``data.benchmarks``), has a title (:data:`reliquant.compare.reproduction.tables.BENCHMARK_TITLES`),
 a declared comparison ``compare.comparisons.bench_<name>``, and only the hyperparameters its
 model kind takes; a ``bench_<name>`` comparison without its set is refused too (it would
-declare a comparison nothing computes).
+declare a comparison nothing computes). The dynamic-selection protocol
+(:func:`check_selection`): its data sets (and those of its ``default`` case) are tables the
+data topic converts (``data.benchmarks``), ``k_range`` is ``[k_min, k_max]`` with
+``k_min <= k_max``, and the validation share leaves a test part
+(``validation_fraction < 1 - train_fraction``).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from reliquant.core.datasets import MNIST_TEST_CLASS_COUNTS
 __all__ = [
     "TABLE_ROWS",
     "check_benchmarks",
+    "check_selection",
     "check_settings",
     "mnist_corruptions",
     "partition_images",
@@ -171,3 +176,31 @@ def check_benchmarks(compare: Mapping[str, Any], data_benchmarks: Sequence[str])
         )
     if problems:
         raise ValueError("compare config: " + "; ".join(problems))
+
+
+def check_selection(compare: Mapping[str, Any], data_benchmarks: Sequence[str]) -> None:
+    """Raise a ValueError naming the keys at fault when ``compare.selection`` does not fit
+    ``data.benchmarks`` (``data_benchmarks``) or is inconsistent (module docstring)."""
+    sel = compare["selection"]
+    problems = []
+    for key, names in (
+        ("datasets", sel["datasets"]),
+        ("default.datasets", sel["default"]["datasets"]),
+    ):
+        unknown = [n for n in names if n not in data_benchmarks]
+        if unknown:
+            problems.append(
+                f"compare.selection.{key}: {unknown} are not in data.benchmarks "
+                f"{list(data_benchmarks)}"
+            )
+    k_min, k_max = sel["k_range"]
+    if k_min > k_max:
+        problems.append(f"compare.selection.k_range = {[k_min, k_max]}: k_min must be <= k_max")
+    train, val = sel["train_fraction"], sel["validation_fraction"]
+    if not val < 1 - train:
+        problems.append(
+            f"compare.selection.validation_fraction = {val} must be below 1 - "
+            f"compare.selection.train_fraction = {1 - train:g} (the rest is the test part)"
+        )
+    if problems:
+        raise ValueError("config compare.selection:\n  " + "\n  ".join(problems))
