@@ -7,6 +7,8 @@ from reliquant.mlm import pin_cpu_kernels
 # before anything imports torch: the same CPU kernels on every x86-64 machine (docs/mlm.md)
 pin_cpu_kernels()
 
+import time  # noqa: E402
+
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
@@ -44,6 +46,7 @@ softmax = softmax_for_sample(
 train = read_frame(inp.train)
 device = select_device(p.device)
 predict = cnn_predict(load_model(inp.model, device=device), device=device)
+start = time.perf_counter()
 frames = {}
 for n_draws in p.resolution["n_draws"]:
     frames[n_draws] = cnn_predictions(
@@ -61,5 +64,5 @@ for n_draws in p.resolution["n_draws"]:
     log.info("%d draws per prediction: scored %d predictions", n_draws, len(frames[n_draws]))
 table = resolution_table(frames, comparator=p.resolution["comparator"])
 write_frame(table, out.table, RESOLUTION_SCHEMA)
-write_text(resolution_markdown(table), out.block)
+write_text(resolution_markdown(table, seconds=time.perf_counter() - start), out.block)
 save_figure(plot_resolution(table), out.figure)

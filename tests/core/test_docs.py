@@ -13,6 +13,7 @@ import pytest
 
 from reliquant.core.docs import (
     RUN_TIMINGS,
+    TIMING_SUFFIX,
     begin_marker,
     check_markdown,
     end_marker,
@@ -136,14 +137,16 @@ def test_every_block_of_the_committed_pages_has_a_generator_rule():
         used |= {b.name for b in find_blocks((REPO / page).read_text(), page)}
     bench = set(re.search(r"BENCH_TOPICS = \[(.*?)\]", smk).group(1).replace('"', "").split(", "))
     from_bench = {"readme_bench_timings"} | {f"bench_{t}_timings" for t in bench}
-    # blocks of named targets outside the default run
+    # blocks of named targets outside the default run: each ends in _timings, so that a page
+    # sync and rule docs_check keep them when a run did not make them
     compare = (REPO / "workflow/rules/compare.smk").read_text()
     from_targets = set(re.findall(r'"results/docs/([a-z0-9_]+)\.md"', compare))
     assert {
         "compare_protocol_timings",
-        "compare_resolution",
+        "compare_resolution_timings",
         "compare_selection_timings",
     } <= from_targets
+    assert all(name.endswith(TIMING_SUFFIX) for name in from_targets)
     assert used == declared | from_bench | from_targets | {RUN_TIMINGS}
     assert len(used) >= 15
 

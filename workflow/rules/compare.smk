@@ -521,7 +521,7 @@ rule compare_resolution:
         train="results/mlm/softmax/train.parquet",
     output:
         table="results/compare/resolution.parquet",
-        block="results/docs/compare_resolution.md",
+        block="results/docs/compare_resolution_timings.md",
         figure=f"{COMPARE_FIGS}/resolution.png",
     params:
         code=script_code_digest("scripts/compare/compare_resolution.py"),

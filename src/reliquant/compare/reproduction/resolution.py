@@ -122,10 +122,21 @@ def resolution_table(
     return pd.DataFrame(rows, columns=RESOLUTION_SCHEMA.names)
 
 
-def resolution_markdown(table: pd.DataFrame) -> str:
+def resolution_markdown(table: pd.DataFrame, seconds: float | None = None) -> str:
     """The table as markdown: per case and scale, each number of draws' tie share, AU-ARC of
-    the robustness and of the comparator, and their difference with its interval."""
+    the robustness and of the comparator, and their difference with its interval; a first
+    line with the splits and, given ``seconds``, the run time of the rescoring."""
+    splits = int(table["splits"].max())
+    head = (
+        f"The CNN's subsample rescored at {', '.join(str(n) for n in sorted(set(table['n_draws'])))}"
+        f" draws per prediction; means over {splits} splits, 95 % t-intervals of the paired "
+        "difference (test-image variation only: one CNN)"
+    )
+    if seconds is not None:
+        head += f"; run time {seconds / 60:.1f} minutes on one core"
     lines = [
+        head + ".",
+        "",
         "| case | variance | draws | tied | AU-ARC robustness | AU-ARC comparator | "
         "difference [interval] |",
         "|---|---:|---:|---:|---:|---:|---|",
