@@ -457,13 +457,15 @@ rule compare_protocol:
 
 rule compare_logratio_protocol:
     input:
-        "results/data/benchmarks/{protocol_dataset}.parquet",
+        # its time does not count, its content does (params data): minutes a split
+        ancient("results/data/benchmarks/{protocol_dataset}.parquet"),
     output:
         table="results/compare/protocol/{protocol_dataset}.parquet",
         runtimes="results/compare/protocol/{protocol_dataset}_runtimes.tsv",
     params:
         # the code the script runs, not the whole topic: a split's fits take minutes
         code=script_code_digest("scripts/compare/compare_logratio_protocol.py"),
+        data=lambda wc: benchmark_table_digest(wc.protocol_dataset),
         protocol={k: v for k, v in COMPARE_PROTOCOL.items() if k != "datasets"},
     log:
         "logs/compare/logratio_protocol_{protocol_dataset}.log",
@@ -580,13 +582,15 @@ rule compare_selection:
 
 rule compare_selection_split:
     input:
-        "results/data/benchmarks/{sel_dataset}.parquet",
+        # its time does not count, its content does (params data): minutes a split
+        ancient("results/data/benchmarks/{sel_dataset}.parquet"),
     output:
         table="results/compare/selection/{sel_dataset}/{sel_setting}_{sel_split}.parquet",
         runtimes="results/compare/selection/{sel_dataset}/{sel_setting}_{sel_split}_runtimes.tsv",
     params:
         # the code the script runs, not the whole topic: 420 jobs of minutes each
         code=script_code_digest("scripts/compare/compare_selection_split.py"),
+        data=lambda wc: benchmark_table_digest(wc.sel_dataset),
         selection=COMPARE_SELECTION_SPLIT,
         models=COMPARE_PROTOCOL["models"],
         cv_folds=COMPARE_PROTOCOL["cv_folds"],
