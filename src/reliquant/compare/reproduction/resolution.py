@@ -141,7 +141,9 @@ def resolution_markdown(table: pd.DataFrame, seconds: float | None = None) -> st
         "difference [interval] |",
         "|---|---:|---:|---:|---:|---:|---|",
     ]
-    for row in table.sort_values(["case", "scale", "n_draws"], kind="stable").itertuples():
+    cases = list(dict.fromkeys(table["case"]))  # the tables' order: clean, levels, pooled
+    order = table.assign(_case=table["case"].map(cases.index))
+    for row in order.sort_values(["_case", "scale", "n_draws"], kind="stable").itertuples():
         lines.append(
             f"| {row.case} | {row.scale:g} | {row.n_draws} | {row.tied:.0%} | "
             f"{row.auarc_robustness:.4f} | {row.auarc_comparator:.4f} ({row.comparator}) | "
