@@ -252,7 +252,9 @@ def test_tree_robustness_on_several_rows_keeps_the_budget_of_the_whole_call(fore
     wall = time.perf_counter() - t
     # --- end of user code ---
     whole = budget_allowance(len(rows) * b)
-    assert abs(wall - frame.attrs["seconds"]) < 0.05
+    # seconds is the whole call (a lost attempt would differ by a budget, 0.2 s; 0.1 s leaves
+    # room for a loaded machine between the two clocks)
+    assert abs(wall - frame.attrs["seconds"]) < 0.1
     assert wall <= whole or frame.attrs["overrun"], (wall, frame.attrs)
     assert (frame.attrs["overrun"] != "") == (frame.attrs["seconds"] > whole), frame.attrs
     assert ((frame["seconds"] <= budget_allowance(b)) | (frame["overrun"] != "")).all()
