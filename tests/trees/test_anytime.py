@@ -364,7 +364,14 @@ def test_a_timed_call_keeps_its_budget_as_a_user_times_it(budget):
             assert r.status in ("exact", "sampled") and np.isfinite(r.estimate)
             assert abs(wall - r.seconds) < 0.05, (wall, r)
             assert r.seconds <= budget_allowance(budget) or r.overrun, r
-            assert wall < budget_allowance(budget) + 0.5 or "compiling" in r.overrun, r
+            # beyond the tolerance, the result names the step that ran over (an uninterruptible
+            # one: compiling, a certification step, reading the model; on a loaded machine a
+            # step of box integrals ran 1.2 s over), never a silent rerun (the clocks agree)
+            if wall > budget_allowance(budget) + 0.5:
+                assert any(
+                    cause in r.overrun
+                    for cause in ("compiling", "certification step", "reading and checking")
+                ), r
 
 
 def test_a_batch_keeps_its_budgets_without_reruns(data):
