@@ -147,9 +147,9 @@ def manifest_rows(manifest_path, dataset):
 
 
 def benchmark_table_digest(name):
-    """What a benchmark table (rule data_benchmark) is made of: the SHA-256 of its vendored
-    file (data/raw/checksums.tsv, verified by rule data_verify) and the digest of the code
-    that reads it. A long job takes its table as ancient() input and this as a parameter: it
+    """What a benchmark table (of data_benchmark) is made of, namely the SHA-256 of its
+    vendored file (data/raw/checksums.tsv, verified by data_verify) and the digest of the
+    code that reads it. A long job takes its table as ancient() input and this as a parameter: it
     reruns when the data or that code changes, not when an edit elsewhere in core reruns the
     data rules and rewrites the same table with a newer time.
 
