@@ -138,13 +138,13 @@ def _feature_names(model: Any) -> list[str] | None:
     """The model's feature names as it matches them (``feature_names_in_``; LightGBM stores
     spaces as ``_``), or ``None`` when it was fitted without names (LightGBM's defaults
     ``Column_0, Column_1, ...`` are no names, as for the trees readers)."""
+    from reliquant.trees.readers.checks import known_feature_names
+
     names = getattr(model, "feature_names_in_", None)
     if names is None:
         return None
-    names = [str(n) for n in names]
-    if not names or names == [f"Column_{i}" for i in range(len(names))]:
-        return None
-    return names
+    known = known_feature_names(names, len(names))
+    return list(known) if known else None
 
 
 def _library_name(name: str, model: Any) -> str:
@@ -166,6 +166,8 @@ class _Rows:
     labels."""
 
     def __init__(self, model: Any, X: Any, what: str) -> None:
+        from reliquant.trees.inputs import feature_order
+
         if isinstance(X, pd.Series):
             raise ValueError(f"{what} must be a DataFrame or a 2-D array of rows; got a Series "
                              f"(one row: pass {what}.to_frame().T)")  # fmt: skip
@@ -180,7 +182,7 @@ class _Rows:
             if wanted is not None and named:
                 self.names = given
                 lib = [_library_name(c, model) for c in given]
-                self.perm = _order(lib, wanted, what)
+                self.perm = feature_order(lib, wanted, what, noun="columns")
                 self.data = X.iloc[:, self.perm]
                 if np.array_equal(self.perm, np.arange(len(self.perm))):
                     self.perm = None
@@ -214,23 +216,6 @@ class _Rows:
     def as_model_input(self, batch: np.ndarray) -> Any:
         """A batch of rows (model order) as ``predict`` takes it."""
         return batch if self.columns is None else pd.DataFrame(batch, columns=self.columns)
-
-
-def _order(given: list[str], wanted: list[str], what: str) -> np.ndarray:
-    """Positions in ``given`` of the names ``wanted``; a ValueError naming ``what`` and both
-    lists when a name is missing, unknown or repeated."""
-    dup = sorted({n for n in given if given.count(n) > 1})
-    missing = [n for n in wanted if n not in given]
-    extra = [n for n in given if n not in wanted]
-    if dup or missing or extra:
-        problems = [f"missing {missing}"] if missing else []
-        problems += [f"not features of the model {extra}"] if extra else []
-        problems += [f"repeated {dup}"] if dup else []
-        raise ValueError(
-            f"{what} has the columns {given} but the model was fitted on {wanted} "
-            f"({'; '.join(problems)}); columns are matched by name, in any order"
-        )
-    return np.array([given.index(n) for n in wanted], dtype=np.int64)
 
 
 # ----------------------------------------------------------------------------- noise
@@ -269,6 +254,7 @@ def _mc_variance(noise: Any, rows: _Rows, model: Any, d: int) -> tuple[Any, str]
     per-feature variances in the model's order), or ``(None, why not)``. A plain vector
     next to a reordered ``X`` is refused (module docstring)."""
     from reliquant.trees import Gaussian, Norta
+    from reliquant.trees.inputs import feature_order
 
     if isinstance(noise, Norta) or hasattr(noise, "box_mass_with_error"):
         return None, (
@@ -288,10 +274,12 @@ def _mc_variance(noise: Any, rows: _Rows, model: Any, d: int) -> tuple[Any, str]
                 "noise is given by feature name, but neither the model nor X has feature "
                 "names to match it to: give it in the model's feature order"
             )
-        pos = _order([_library_name(str(c), model) for c in v.index], target, "noise")
+        pos = feature_order([_library_name(str(c), model) for c in v.index], target, "noise",
+                            noun="columns")  # fmt: skip
         arr = v.to_numpy(np.float64)[pos]
         if isinstance(v, pd.DataFrame):
-            cols = _order([_library_name(str(c), model) for c in v.columns], target, "noise")
+            cols = feature_order([_library_name(str(c), model) for c in v.columns], target,
+                                 "noise", noun="columns")  # fmt: skip
             arr = arr[:, cols]
     else:
         arr = np.asarray(v.to_numpy() if isinstance(v, pd.Series | pd.DataFrame) else v,
@@ -321,12 +309,6 @@ def _mc_variance(noise: Any, rows: _Rows, model: Any, d: int) -> tuple[Any, str]
 
 
 # ----------------------------------------------------------------------------- probabilities
-def _softmax(log_joint: np.ndarray) -> np.ndarray:
-    """``p(c | f) = p(c, f) / sum_c' p(c', f)`` from ``log p(c, f)``."""
-    z = np.exp(log_joint - log_joint.max(axis=1, keepdims=True))
-    return z / z.sum(axis=1, keepdims=True)
-
-
 def _nbc_codes(model: Any, X: Any) -> np.ndarray:
     """The integer codes of ``X`` for fit_table's model or an NBCModel."""
     from reliquant.nbc import FittedTable
@@ -344,12 +326,14 @@ def _nbc_codes(model: Any, X: Any) -> np.ndarray:
 
 def _probabilities(model: Any, kind: str | None, X: Any, rows: _Rows | None) -> np.ndarray:
     """Class probabilities ``(n, K)``, columns in :func:`_classes` order."""
+    from scipy.special import softmax  # p(c | f) from log p(c, f)
+
     from reliquant.nbc import log_joint
 
     if kind == "table":
-        return _softmax(log_joint(model.model, _nbc_codes(model, X)))
+        return softmax(log_joint(model.model, _nbc_codes(model, X)), axis=1)
     if kind == "codes":
-        return _softmax(log_joint(model, _nbc_codes(model, X)))
+        return softmax(log_joint(model, _nbc_codes(model, X)), axis=1)
     return np.asarray(model.predict_proba(rows.data), dtype=np.float64)
 
 

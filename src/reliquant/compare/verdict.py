@@ -53,7 +53,7 @@ is ``"identical ranking"``, not a test.
 Public API: :data:`SCORE_FAMILY`, :data:`FAMILIES`, :data:`SCORE_VERDICTS`,
 :data:`VERDICT_COLUMNS`, :data:`CURVE_COLUMNS`, :func:`score_family`, :func:`paired_t`,
 :func:`family_verdict`, :func:`identical_ranking`, :func:`tied_share`, :class:`ScoreVerdict`,
-:func:`which_score`, :func:`plot_accuracy_rejection`.
+:func:`which_score`, :func:`plot_accuracy_rejection`, :func:`curve_at`.
 """
 
 from __future__ import annotations
@@ -88,6 +88,7 @@ __all__ = [
     "SCORE_VERDICTS",
     "VERDICT_COLUMNS",
     "ScoreVerdict",
+    "curve_at",
     "family_verdict",
     "identical_ranking",
     "paired_t",
@@ -465,9 +466,10 @@ def _selection(size: int, fraction: float, seed: int, keep_judged: int) -> np.nd
     return mask
 
 
-def _grid_values(score: np.ndarray, correct: np.ndarray, grid: np.ndarray) -> np.ndarray:
-    """The accuracy-rejection curve at the rejected fractions ``grid`` (the value at the
-    largest ``k / n`` not above each, as the workflow's curve table)."""
+def curve_at(score: np.ndarray, correct: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """The accuracy-rejection curve (:func:`reliquant.compare.accuracy_rejection_curve`) at
+    the rejected fractions ``grid``: at each, the curve's value at the largest ``k / n`` not
+    above it (the workflow's curve table and :attr:`ScoreVerdict.curves`)."""
     n = correct.size
     k = np.minimum(np.floor(grid * n + 1e-9).astype(np.int64), n - 1)
     return accuracy_rejection_curve(score, correct)[1][k]
@@ -721,12 +723,12 @@ def _bootstrap_curves(
     """Curves ``(S, points)`` on all predictions and their pointwise percentile band over
     ``n_resamples`` bootstrap resamples of the predictions (``block_rng(seed, "which_score",
     "band")``, the same resamples for every score)."""
-    curve = np.stack([_grid_values(row, c, grid) for row in s])
+    curve = np.stack([curve_at(row, c, grid) for row in s])
     rng = block_rng(seed, "which_score", "band")
     boot = np.empty((n_resamples, *curve.shape))
     for b in range(n_resamples):
         idx = rng.integers(0, c.size, size=c.size)
-        boot[b] = [_grid_values(row[idx], c[idx], grid) for row in s]
+        boot[b] = [curve_at(row[idx], c[idx], grid) for row in s]
     lo, hi = np.quantile(boot, [(1 - level) / 2, (1 + level) / 2], axis=0)
     return curve, lo, hi
 
@@ -739,7 +741,7 @@ def _group_curves(
     accuracy)."""
     from scipy import stats
 
-    per = np.stack([[_grid_values(row[m], c[m], grid) for row in s] for m in members])
+    per = np.stack([[curve_at(row[m], c[m], grid) for row in s] for m in members])
     mean = per.mean(axis=0)
     half = stats.t.ppf((1 + level) / 2, len(members) - 1) * per.std(axis=0, ddof=1)
     half /= math.sqrt(len(members))

@@ -19,13 +19,13 @@ reordering leaves it unchanged (equal variances, an identity correlation).
 LightGBM replaces spaces in feature names with ``_`` when it fits; names are matched as it
 stores them (:func:`library_names`), as its own ``predict`` accepts the original columns.
 
-Public API: :func:`match_features`, :func:`noise_spec`, :func:`noise_in_model_order`,
-:func:`library_names`.
+Public API: :func:`feature_order`, :func:`match_features`, :func:`noise_spec`,
+:func:`noise_in_model_order`, :func:`library_names`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from numbers import Real
 
 import numpy as np
@@ -34,7 +34,13 @@ import pandas as pd
 from reliquant.trees.noise import Gaussian, Norta
 from reliquant.trees.structure import TreeEnsemble
 
-__all__ = ["library_names", "match_features", "noise_in_model_order", "noise_spec"]
+__all__ = [
+    "feature_order",
+    "library_names",
+    "match_features",
+    "noise_in_model_order",
+    "noise_spec",
+]
 
 
 def _names(labels) -> list[str] | None:
@@ -56,9 +62,12 @@ def library_names(names: list[str], ens: TreeEnsemble) -> list[str]:
     return names
 
 
-def _order(given: list[str], wanted: tuple[str, ...], what: str) -> np.ndarray:
-    """Positions in ``given`` of the names ``wanted``; a ValueError with both lists when a
-    name is missing, unknown or repeated."""
+def feature_order(
+    given: list[str], wanted: Sequence[str], what: str, *, noun: str = "features"
+) -> np.ndarray:
+    """Positions in ``given`` of the names ``wanted`` (``given`` reordered to the model's
+    order); a ValueError naming ``what`` and both lists when a name is missing, unknown or
+    repeated. ``noun``: what the message calls the names (``"features"``, ``"columns"``)."""
     dup = sorted({n for n in given if given.count(n) > 1})
     missing = [n for n in wanted if n not in given]
     extra = [n for n in given if n not in wanted]
@@ -71,8 +80,8 @@ def _order(given: list[str], wanted: tuple[str, ...], what: str) -> np.ndarray:
         if dup:
             problems.append(f"repeated {dup}")
         raise ValueError(
-            f"{what} has the features {given} but the model was fitted on {list(wanted)} "
-            f"({'; '.join(problems)}); features are matched by name, in any order: give "
+            f"{what} has the {noun} {given} but the model was fitted on {list(wanted)} "
+            f"({'; '.join(problems)}); {noun} are matched by name, in any order: give "
             "them the model's names"
         )
     return np.array([given.index(n) for n in wanted], dtype=np.int64)
@@ -120,7 +129,7 @@ def match_features(
     perm = None
     if names is not None and ens.feature_names is not None:
         names = library_names(names, ens)
-        perm = _order(names, ens.feature_names, what)
+        perm = feature_order(names, ens.feature_names, what)
         values = values[perm] if one else values[:, perm]
         if np.array_equal(perm, np.arange(len(perm))):
             perm = None
@@ -189,7 +198,7 @@ def _vector(v, target, what: str, rename=lambda n: n) -> np.ndarray | None:
     if isinstance(v, pd.Series) and _names(v.index) is not None:
         if target is None:
             return None  # nothing to match against: read by position
-        return v.to_numpy()[_order(rename(list(v.index)), target, what)]
+        return v.to_numpy()[feature_order(rename(list(v.index)), target, what)]
     return None
 
 
@@ -199,8 +208,8 @@ def _matrix(m, target, what: str, rename=lambda n: n) -> np.ndarray | None:
     if isinstance(m, pd.DataFrame) and _names(m.columns) is not None:
         if target is None:
             return None
-        rows = _order(rename(list(m.index)), target, f"{what}'s rows")
-        cols = _order(rename(list(m.columns)), target, f"{what}'s columns")
+        rows = feature_order(rename(list(m.index)), target, f"{what}'s rows")
+        cols = feature_order(rename(list(m.columns)), target, f"{what}'s columns")
         return m.to_numpy(np.float64)[np.ix_(rows, cols)]
     return None
 

@@ -65,7 +65,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from reliquant.compare import accuracy_rejection_curve, evaluate_hybrid
+from reliquant.compare import evaluate_hybrid
 from reliquant.compare.rejection import auarc_rows
 from reliquant.compare.reproduction.tables import (
     CONDITIONS,
@@ -74,7 +74,13 @@ from reliquant.compare.reproduction.tables import (
     score_columns,
     split_grid_score,
 )
-from reliquant.compare.verdict import family_verdict, identical_ranking, paired_t, tied_share
+from reliquant.compare.verdict import (
+    curve_at,
+    family_verdict,
+    identical_ranking,
+    paired_t,
+    tied_share,
+)
 
 __all__ = [
     "CONTRAST_SCHEMA",
@@ -571,10 +577,9 @@ def pick_noise(tables: Sequence[pd.DataFrame], noise: pd.DataFrame) -> list[pd.D
 
 
 def curve_table(tables: Iterable[pd.DataFrame], *, points: int) -> pd.DataFrame:
-    """Accuracy-rejection curves (:func:`reliquant.compare.accuracy_rejection_curve`) of
-    every score per data set and condition (every split's predictions pooled), at the
-    rejected fractions ``j / points``, ``j = 0..points-1`` (the curve's value at the largest
-    ``k / n`` not above each), columns of :data:`CURVE_SCHEMA`."""
+    """Accuracy-rejection curves of every score per data set and condition (every split's
+    predictions pooled), at the rejected fractions ``j / points``, ``j = 0..points-1``
+    (:func:`reliquant.compare.verdict.curve_at`), columns of :data:`CURVE_SCHEMA`."""
     if points < 2:
         raise ValueError(f"points must be >= 2; got {points}")
     grid = np.arange(points) / points
@@ -586,11 +591,9 @@ def curve_table(tables: Iterable[pd.DataFrame], *, points: int) -> pd.DataFrame:
             if rows.empty:
                 continue
             correct = rows["correct"].to_numpy()
-            n = len(rows)
-            k = np.minimum(np.floor(grid * n + 1e-9).astype(np.int64), n - 1)
             for s in score_columns(rows):
-                _, acc = accuracy_rejection_curve(rows[s].to_numpy(), correct)
+                acc = curve_at(rows[s].to_numpy(), correct, grid)
                 out.append(pd.DataFrame({"dataset": dataset, "condition": condition, "score": s,
                                          "family": family_of(s), "rejected": grid,
-                                         "accuracy": acc[k]}))  # fmt: skip
+                                         "accuracy": acc}))  # fmt: skip
     return pd.concat(out, ignore_index=True)[CURVE_SCHEMA.names]

@@ -14,7 +14,7 @@ and noise scale: the share of tied predictions (mean over splits), the mean AU-A
 splits of the Monte Carlo robustness and of a fixed comparator (``max_probability``, chosen
 before any of these tables was seen: the uncertainty score the default run's headline picks
 for the CNN most often), and their mean paired difference with its t-interval over splits
-(:func:`reliquant.compare.reproduction.evaluation.paired_t`). Every prediction of a split
+(:func:`reliquant.compare.paired_t`). Every prediction of a split
 counts (no validation part: nothing is picked here). The CNN is one model, so the intervals
 carry the variation over test images only (docs/compare.md).
 
@@ -31,8 +31,9 @@ import pandas as pd
 import pyarrow as pa
 from matplotlib.figure import Figure
 
-from reliquant.compare.reproduction.evaluation import paired_t, split_auarc
+from reliquant.compare.reproduction.evaluation import split_auarc
 from reliquant.compare.reproduction.tables import split_grid_score
+from reliquant.compare.verdict import paired_t
 
 __all__ = ["RESOLUTION_SCHEMA", "plot_resolution", "resolution_markdown", "resolution_table"]
 

@@ -74,7 +74,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 from matplotlib.figure import Figure
-from scipy import stats
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.model_selection import ParameterGrid, train_test_split
 from sklearn.naive_bayes import MultinomialNB
@@ -86,6 +85,7 @@ from reliquant.compare.reproduction.logratio_protocol import (
     tune_model,
 )
 from reliquant.compare.selection import RobustnessSelector
+from reliquant.compare.verdict import paired_t
 from reliquant.core.plotting import apply_style
 from reliquant.core.seeding import block_int_seed, block_rng
 
@@ -576,7 +576,8 @@ def selection_summary(rows: pd.DataFrame, *, level: float = 0.95) -> pd.DataFram
     """Per data set, setting and method (table order): ``n_splits``, ``accuracy_mean`` and
     ``accuracy_sd`` (``ddof = 1``; NaN for one split), ``diff_mean`` = mean over splits of
     ``acc(method) - acc(single_best)`` with the ``level`` t-interval
-    ``diff_mean -+ t_{level, S-1} sd(diff) / sqrt(S)`` (``diff_low``, ``diff_high``), and
+    ``diff_mean -+ t_{level, S-1} sd(diff) / sqrt(S)`` (``diff_low``, ``diff_high``;
+    :func:`reliquant.compare.paired_t`), and
     ``rank``: the rank of ``accuracy_mean`` among the methods of the data set and setting
     (1 = most accurate, ties share the mean of their ranks)."""
     _check_rows(rows)
@@ -589,12 +590,8 @@ def selection_summary(rows: pd.DataFrame, *, level: float = 0.95) -> pd.DataFram
     ):
         acc = group["accuracy"].to_numpy(dtype=np.float64)
         ref = base.loc[[(dataset, setting, s) for s in group["split"]], "accuracy"].to_numpy()
-        diff = acc - ref
+        t = paired_t(acc - ref, level)  # NaN interval for one split
         n = len(acc)
-        if n > 1:
-            half = stats.t.ppf(0.5 + level / 2, n - 1) * diff.std(ddof=1) / math.sqrt(n)
-        else:
-            half = math.nan
         out.append(
             {
                 "dataset": dataset,
@@ -603,9 +600,9 @@ def selection_summary(rows: pd.DataFrame, *, level: float = 0.95) -> pd.DataFram
                 "n_splits": n,
                 "accuracy_mean": float(acc.mean()),
                 "accuracy_sd": float(acc.std(ddof=1)) if n > 1 else math.nan,
-                "diff_mean": float(diff.mean()),
-                "diff_low": float(diff.mean() - half),
-                "diff_high": float(diff.mean() + half),
+                "diff_mean": t["diff_mean"],
+                "diff_low": t["ci_low"],
+                "diff_high": t["ci_high"],
             }
         )
     summary = pd.DataFrame(out)
