@@ -73,13 +73,19 @@ def test_the_which_score_example_prints_what_the_readme_quotes_and_draws_its_fig
     import matplotlib.pyplot as plt
 
     (example,) = [b for b in _blocks(README, "python") if "which_score(" in b]
-    plt.close("all")  # answer.plot() draws on the current axes: a fresh figure, as a user's
-    printed, ns = _run(example, "README.md")
+    fresh = tmp_path / "which_score.png"
+    # answer.plot() draws on the current axes with the current rcParams, as matplotlib does for
+    # a user: a fresh figure under matplotlib's defaults, whatever an earlier test in this
+    # worker left behind (the workflow's figures call reliquant.core.plotting.apply_style)
+    with matplotlib.rc_context():
+        matplotlib.rcdefaults()
+        matplotlib.use("Agg")
+        plt.close("all")
+        printed, ns = _run(example, "README.md")
+        plt.gcf().savefig(fresh, dpi=150)
+        plt.close("all")
     quoted = re.search(r"It prints `(.*?)`;", README, flags=re.S).group(1)
     assert " ".join(quoted.split()) == printed[-1] == ns["answer"].recommendation
-    fresh = tmp_path / "which_score.png"
-    plt.gcf().savefig(fresh, dpi=150)
-    plt.close("all")
     committed = plt.imread(REPO / "docs" / "figures" / "compare_which_score.png")
     drawn = plt.imread(fresh)
     assert committed.shape == drawn.shape, "regenerate docs/figures/compare_which_score.png"
