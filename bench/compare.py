@@ -17,8 +17,8 @@ show``) runs first on the same data and seed, then the working tree's; the repor
 whether the two tables are identical (bit for bit).
 
 The compare jobs' job time (:func:`job_times`): the ``s`` (wall seconds) of every
-``benchmarks/compare/*.tsv`` the **last run** left, except the log-ratio and dynamic-selection
-protocols' (named targets, not in the default run), summed against ``compare.bench.target_job_seconds`` (the
+``benchmarks/compare/*.tsv`` the **last run** left (the named targets, not in the default
+run, keep theirs under ``benchmarks/named/``, so they never count), summed against ``compare.bench.target_job_seconds`` (the
 topic's budget: 3 minutes of job time on 2 cores). Nothing is rerun: run the workflow first
 (``snakemake --cores 2``), then ``snakemake --cores 2 --forcerun bench_compare bench``.
 
@@ -109,22 +109,13 @@ def cell(run: dict) -> tuple[str, str, str]:
     return f"{run['seconds']:.1f}", f"{run['traced_mb']:.1f}", f"{run['rss_mb']:.0f}"
 
 
-#: Benchmark records of jobs outside the default run (the named targets of the log-ratio
-#: protocol and of the dynamic-selection protocol).
-NOT_DEFAULT = ("logratio_protocol", "selection_protocol")
-
-
 def job_times(folder: Path) -> list[tuple[str, float]]:
-    """``(job, s)`` of every benchmark record in ``folder`` (``benchmarks/compare``) but the
-    named targets' (:data:`NOT_DEFAULT`), by name; ``s`` of its last row
+    """``(job, s)`` of every benchmark record in ``folder`` (``benchmarks/compare``; the named
+    targets write theirs to ``benchmarks/named/compare``), by name; ``s`` of its last row
     (:func:`reliquant.core.runtimes.read_benchmark`)."""
     from reliquant.core.runtimes import read_benchmark
 
-    return [
-        (path.stem, read_benchmark(path)["s"])
-        for path in sorted(folder.glob("*.tsv"))
-        if not path.stem.startswith(NOT_DEFAULT)
-    ]
+    return [(path.stem, read_benchmark(path)["s"]) for path in sorted(folder.glob("*.tsv"))]
 
 
 def job_time_section(folder: Path, target: float) -> tuple[list[str], tuple[str, str, str]]:
@@ -136,8 +127,9 @@ def job_time_section(folder: Path, target: float) -> tuple[list[str], tuple[str,
         f"## The compare jobs' job time (the last run's records in `{folder}`)",
         "",
         "Read from each job's `benchmark:` file as the last run left it (nothing rerun; a job "
-        "not run since an edit keeps its older record). The log-ratio and dynamic-selection "
-        "protocols are not counted (named targets, not in the default run).",
+        "not run since an edit keeps its older record). The named targets (the log-ratio and "
+        "dynamic-selection protocols, the resolution study) are not in the default run and "
+        "keep their records under `benchmarks/named/`.",
         "",
         "| job | seconds |",
         "|---|---:|",

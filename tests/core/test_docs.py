@@ -300,6 +300,10 @@ def test_run_timings_sum_the_jobs_and_name_the_longest(tmp_path):
         path.write_text(header + f"{sec}\t0\t1\t1\t1\t1\t0\t0\t50\t{cpu}\n")
     (tmp_path / "report").mkdir()
     (tmp_path / "report" / "bench.tsv").write_text(header + "999\t0\t1\t1\t1\t1\t0\t0\t50\t9\n")
+    # a named target outside the default run, and a user's custom case: neither counts
+    for other in ("named/compare/resolution.tsv", "custom/mine.tsv"):
+        (tmp_path / other).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / other).write_text(header + "500\t0\t1\t1\t1\t1\t0\t0\t50\t9\n")
     text = run_timings(tmp_path, n_longest=2)
     assert text.startswith("3 jobs, 6.9 minutes of job time in all (4.9 CPU minutes)")
     assert text.rstrip().endswith("the longest: trees/pima 240 s, mlm/train 170 s.")

@@ -403,7 +403,7 @@ rule compare_paper:
 
 # compare_scores' bootstrap timed, and the last run's compare jobs' job time against the
 # topic's budget (bench/compare.py; rule bench collects its headline rows). No input: it
-# reads benchmarks/compare/*.tsv as the last run left them
+# reads benchmarks/compare/*.tsv as the last run left them (named targets: benchmarks/named/)
 # (`snakemake --cores 2 --forcerun bench_compare bench` after a run). Its own record goes to
 # benchmarks/report/, so that it never counts itself.
 rule bench_compare:
@@ -470,7 +470,7 @@ rule compare_logratio_protocol:
     log:
         "logs/compare/logratio_protocol_{protocol_dataset}.log",
     benchmark:
-        "benchmarks/compare/logratio_protocol_{protocol_dataset}.tsv"
+        "benchmarks/named/compare/logratio_protocol_{protocol_dataset}.tsv"
     wildcard_constraints:
         protocol_dataset="|".join(COMPARE_PROTOCOL["datasets"]),
     # grid-search fits in parallel (speed only: compare.speed.protocol_threads)
@@ -498,7 +498,7 @@ rule compare_logratio_protocol_table:
     log:
         "logs/compare/logratio_protocol_table.log",
     benchmark:
-        "benchmarks/compare/logratio_protocol_table.tsv"
+        "benchmarks/named/compare/logratio_protocol_table.tsv"
     threads: 1
     resources:
         mem_mb=1000,
@@ -534,7 +534,7 @@ rule compare_resolution:
     log:
         "logs/compare/resolution.log",
     benchmark:
-        "benchmarks/compare/resolution.tsv"
+        "benchmarks/named/compare/resolution.tsv"
     threads: 1
     resources:
         mem_mb=3000,
@@ -597,7 +597,7 @@ rule compare_selection_split:
     log:
         "logs/compare/selection_protocol_{sel_dataset}_{sel_setting}_{sel_split}.log",
     benchmark:
-        "benchmarks/compare/selection_protocol_{sel_dataset}_{sel_setting}_{sel_split}.tsv"
+        "benchmarks/named/compare/selection_protocol_{sel_dataset}_{sel_setting}_{sel_split}.tsv"
     wildcard_constraints:
         sel_dataset="|".join(COMPARE_SELECTION["datasets"]),
         sel_setting="|".join(COMPARE_SELECTION["settings"]),
@@ -631,7 +631,7 @@ rule compare_selection_table:
     log:
         "logs/compare/selection_protocol_table.log",
     benchmark:
-        "benchmarks/compare/selection_protocol_table.tsv"
+        "benchmarks/named/compare/selection_protocol_table.tsv"
     threads: 1
     resources:
         mem_mb=1500,

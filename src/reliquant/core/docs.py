@@ -232,13 +232,15 @@ RUN_TIMINGS = "readme_run_timings"
 
 def run_timings(bench_dir: Path, n_longest: int = 4) -> str | None:
     """A sentence on a run's jobs from Snakemake's ``benchmark:`` files under ``bench_dir``
-    (one ``<topic>/<job>.tsv`` per job; the speed benchmarks ``bench*`` excluded): how many,
-    their summed wall and CPU seconds, and the longest. ``None`` when there are none."""
+    (one ``<topic>/<job>.tsv`` per job; the speed benchmarks ``bench*``, the users' ``custom``
+    cases and the named targets outside the default run, which keep theirs under
+    ``named/<topic>/``, excluded): how many, their summed wall and CPU seconds, and the
+    longest. ``None`` when there are none."""
     import pandas as pd
 
     rows = []
     for path in sorted(Path(bench_dir).glob("*/*.tsv")):
-        if path.stem.startswith("bench") or path.parent.name == "custom":
+        if path.stem.startswith("bench") or path.parent.name in ("custom", "named"):
             continue
         frame = pd.read_csv(path, sep="\t")
         if len(frame):
