@@ -370,3 +370,36 @@ def test_sync_copies_the_runs_figures_into_docs(tmp_path, monkeypatch, capsys):
     assert main(["sync", *args]) == 0
     assert (repo / copy).read_bytes() == b"new figure"
     assert main(["check", *args]) == 0
+
+
+def _snakemake_commands(text: str) -> list[str]:
+    """Every ``snakemake ...`` command line a page shows (in backticks or a code block), its
+    trailing comment dropped."""
+    found = re.findall(r"(?:^|`|\s)((?:\.venv/bin/)?snakemake [^`\n]*)", text, flags=re.M)
+    return [cmd.split(" #")[0].strip() for cmd in found]
+
+
+def test_documented_snakemake_commands_never_read_a_target_as_a_config_file():
+    """``--configfile`` takes every word up to the next option: ``snakemake --configfile
+    x.yaml compare`` reads ``compare`` as a second config file and stops with
+    FileNotFoundError. Each command the pages and config comments show passes only YAML files
+    to it (targets before ``--configfile``, or after ``--``)."""
+    import shlex
+
+    sources = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    sources += [*sorted((REPO / "workflow" / "presets").glob("*.yaml")), REPO / "config.yaml"]
+    sources += sorted((REPO / "tests").glob("*.yaml"))
+    commands = [(p, c) for p in sources for c in _snakemake_commands(p.read_text("utf-8"))]
+    assert len(commands) >= 20, commands  # the pages show many: the pattern still finds them
+    for page, command in commands:
+        words = shlex.split(command.replace("[", " ").replace("]", " "))
+        for i, word in enumerate(words):
+            if word != "--configfile":
+                continue
+            for arg in words[i + 1 :]:
+                if arg.startswith("-"):
+                    break
+                assert arg.endswith((".yaml", ".yml")), (
+                    f"{page.name}: `{command}` reads {arg!r} as a config file; put the target "
+                    "before --configfile"
+                )
