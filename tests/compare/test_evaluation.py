@@ -20,6 +20,7 @@ from reliquant.compare.reproduction.evaluation import (
     noise_table,
     paired_t,
     pick_noise,
+    pooled_case,
     split_auarc,
     tied_share,
 )
@@ -29,12 +30,16 @@ COMPARISONS = {"cnn_mnist": {"paper": ["mc_robustness"],
                              "uncertainty": ["margin", "max_probability"]}}  # fmt: skip
 
 
-def _table(n: int = 200, seed: int = 0, accuracy: float = 0.7, n_splits: int = 4) -> pd.DataFrame:
+CASES = (("clean", "clean"), ("level 1", "shifted"), ("level 5", "shifted"))
+
+
+def _table(
+    n: int = 200, seed: int = 0, accuracy: float = 0.7, n_splits: int = 4, cases=CASES
+) -> pd.DataFrame:
     rng = np.random.default_rng(seed)
     parts = []
     for split in range(n_splits):
-        for case, condition in (("clean", "clean"), ("level 1", "shifted"),
-                                ("level 5", "shifted")):  # fmt: skip
+        for case, condition in cases:
             label = rng.integers(0, 3, n)
             right = rng.random(n) < accuracy
             pred = np.where(right, label, (label + 1) % 3)
@@ -71,6 +76,28 @@ def test_split_auarc_is_the_auarc_of_each_split_case_and_part() -> None:
             rows = rows[rows["part"] == r.part]
         assert r.n == len(rows)
         assert r.auarc == pytest.approx(auarc(rows[r.score], rows["correct"]), abs=1e-12)
+
+
+def test_several_clean_cases_pool_like_several_shifted_ones() -> None:
+    """The full preset's NBC cells have two clean cases (gamma = 0 at N = 25 and N = 100): the
+    clean condition is then those cases pooled per split, as the shifted one is, and every
+    table that stands a case for a condition finds it (it raised a KeyError)."""
+    cases = (("N=25, gamma=0", "clean"), ("N=100, gamma=0", "clean"),
+             ("N=25, gamma=0.4", "shifted"), ("N=100, gamma=0.4", "shifted"))  # fmt: skip
+    frame = _table(n=150, n_splits=3, cases=cases)
+    split = split_auarc([frame])
+    assert list(dict.fromkeys(split["case"])) == [c for c, _ in cases] + [
+        pooled_case("clean"), POOLED]  # fmt: skip
+    for r in split[split["case"] == pooled_case("clean")].itertuples(index=False):
+        rows = frame[(frame["split"] == r.split) & (frame["condition"] == "clean")]
+        rows = rows if r.part == "all" else rows[rows["part"] == r.part]
+        assert r.n == len(rows)
+        assert r.auarc == pytest.approx(auarc(rows[r.score], rows["correct"]), abs=1e-12)
+    head = headline_table([frame], split, COMPARISONS, confidence=0.95)
+    assert head["case"].tolist() == [pooled_case("clean"), POOLED]
+    declared = declared_table([frame], split, COMPARISONS, confidence=0.95)
+    assert {pooled_case("clean"), POOLED} <= set(declared["case"])
+    assert hybrid_table([frame], head, C=1.0, confidence=0.95)["n_fitted"].tolist() == [3, 3]
 
 
 def test_assign_parts_halves_every_split_and_case() -> None:

@@ -18,8 +18,9 @@ check (mean +- z se over its training sets) with the small-sample quantile.
   noise scales (columns ``<score>@<scale>``) gets, per data set, the scale with the largest
   mean AU-ARC on the **validation** parts; that column stands for the score from then on.
 * :func:`split_auarc`: AU-ARC of every score per data set, case, split and part (``all``,
-  ``validation``, ``test``); a data set with several shifted cases also gets its shifted
-  predictions pooled per split (case :data:`POOLED`).
+  ``validation``, ``test``); a data set with several cases of one condition also gets that
+  condition's predictions pooled per split (case :func:`pooled_case`, e.g. :data:`POOLED`
+  for the shifted ones; the full preset's NBC cells have two clean cases).
 * :func:`family_contrast`: **paper 000's rule** (the nbc topic's
   :func:`reliquant.nbc.reproduction.paper.claims_check`) on every data set and case: the
   paper robustness score and the uncertainty score with the largest mean AU-ARC over splits,
@@ -46,7 +47,7 @@ The t-interval (:func:`paired_t`), the verdict rule (``p_holm < 1 - confidence``
 are the library's public code (:mod:`reliquant.compare.verdict`, which a user calls through
 :func:`reliquant.compare.which_score`); this module re-exports the first, third and fourth.
 
-Public API: :data:`POOLED`, :data:`VERDICTS`, :data:`SPLIT_AUARC_SCHEMA`,
+Public API: :data:`POOLED`, :func:`pooled_case`, :data:`VERDICTS`, :data:`SPLIT_AUARC_SCHEMA`,
 :data:`CONTRAST_SCHEMA`, :data:`DECLARED_SCHEMA`, :data:`HEADLINE_SCHEMA`,
 :data:`HYBRID_SCHEMA`, :data:`NOISE_SCHEMA`, :data:`CURVE_SCHEMA`, :data:`TWO_CLASS_EQUIVALENTS`,
 :func:`case_order`, :func:`condition_case`,
@@ -90,6 +91,7 @@ __all__ = [
     "HYBRID_SCHEMA",
     "NOISE_SCHEMA",
     "POOLED",
+    "pooled_case",
     "SPLIT_AUARC_SCHEMA",
     "TWO_CLASS_EQUIVALENTS",
     "VERDICTS",
@@ -110,8 +112,15 @@ __all__ = [
     "tied_share",
 ]
 
+
+def pooled_case(condition: str) -> str:
+    """The case name of a data set's predictions of ``condition`` pooled (per split), where
+    the condition has several cases."""
+    return f"{condition} (pooled)"
+
+
 #: The case name of a data set's shifted predictions pooled (per split).
-POOLED = "shifted (pooled)"
+POOLED = pooled_case("shifted")
 #: Verdicts of a comparison "a - b" (a: a robustness score, b: an uncertainty score).
 VERDICTS = ("robustness", "uncertainty", "undecided", "identical ranking")
 _ALL = "all"
@@ -249,29 +258,31 @@ def holm(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
 
 
 def _cases(frame: pd.DataFrame) -> Iterator[tuple[str, str, pd.DataFrame]]:
-    """(case, condition, rows) of every case, then the pooled shifted rows of a data set with
-    several shifted cases."""
-    shifted = []
+    """(case, condition, rows) of every case, then per condition with several cases its rows
+    pooled (case :func:`pooled_case`)."""
+    by_condition: dict[str, list[str]] = {}
     for case in case_order(frame):
         rows = frame[frame["case"] == case]
         condition = str(rows["condition"].iloc[0])
-        shifted += [case] if condition == "shifted" else []
+        by_condition.setdefault(condition, []).append(case)
         yield case, condition, rows
-    if len(shifted) > 1:
-        yield POOLED, "shifted", frame[frame["condition"] == "shifted"]
+    for condition, cases in by_condition.items():
+        if len(cases) > 1:
+            yield pooled_case(condition), condition, frame[frame["condition"] == condition]
 
 
 def condition_case(frame: pd.DataFrame, condition: str) -> str | None:
-    """The case that stands for ``condition`` of a data set: its one case, or :data:`POOLED`
-    where several shifted cases pool; None if the data set has no such predictions."""
+    """The case that stands for ``condition`` of a data set: its one case, or
+    :func:`pooled_case` where several cases of the condition pool; None if the data set has
+    no such predictions."""
     cases = list(dict.fromkeys(frame.loc[frame["condition"] == condition, "case"]))
     if not cases:
         return None
-    return cases[0] if len(cases) == 1 else POOLED
+    return cases[0] if len(cases) == 1 else pooled_case(condition)
 
 
 def split_auarc(tables: Iterable[pd.DataFrame]) -> pd.DataFrame:
-    """AU-ARC of every score per data set, case (and :data:`POOLED`), split and part
+    """AU-ARC of every score per data set, case (and :func:`pooled_case`), split and part
     (``all``, ``validation``, ``test``), and the share of its tied predictions
     (:func:`tied_share`): columns of :data:`SPLIT_AUARC_SCHEMA`. Ties are averaged exactly
     (:func:`reliquant.compare.auarc`)."""
@@ -390,9 +401,8 @@ def declared_table(
     out = []
     for (dataset, case, condition), wide in _wide(split, _ALL):
         frame = frames[dataset]
-        rows = frame if case == POOLED else frame[frame["case"] == case]
-        if case == POOLED:
-            rows = rows[rows["condition"] == "shifted"]
+        pooled = case == pooled_case(condition)
+        rows = frame[frame["condition"] == condition] if pooled else frame[frame["case"] == case]
         for a, role, b in declared_pairs(dataset, list(wide.columns), comparisons):
             d = (wide[a] - wide[b]).to_numpy()
             row = {"dataset": dataset, "case": case, "condition": condition, "score_a": a,
@@ -552,7 +562,8 @@ def _representative(rows: pd.DataFrame, condition: str) -> str | None:
     cases = list(dict.fromkeys(rows.loc[rows["condition"] == condition, "case"]))
     if not cases:
         return None
-    return POOLED if POOLED in cases else cases[0]
+    pooled = pooled_case(condition)
+    return pooled if pooled in cases else cases[0]
 
 
 def pick_noise(tables: Sequence[pd.DataFrame], noise: pd.DataFrame) -> list[pd.DataFrame]:

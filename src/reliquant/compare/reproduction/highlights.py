@@ -21,7 +21,7 @@ import math
 
 import pandas as pd
 
-from reliquant.compare.reproduction.evaluation import POOLED
+from reliquant.compare.reproduction.evaluation import pooled_case
 from reliquant.compare.reproduction.tables import DATASET_TITLES
 
 __all__ = [
@@ -86,13 +86,14 @@ def headline_markdown(headline: pd.DataFrame) -> str:
 def declared_markdown(declared: pd.DataFrame, *, per_condition: bool = False) -> str:
     """Every declared comparison per data set and case: score a minus score b, mean AU-ARC
     difference over splits with its t-interval, Holm-adjusted p (over every row of the table),
-    verdict. ``per_condition``: only the case that stands for each condition (the clean case;
-    the pooled shifted case where there are several, else the one shifted case)."""
+    verdict. ``per_condition``: only the case that stands for each condition (its one case,
+    or its cases pooled where there are several)."""
     if per_condition and len(declared):
         keep = []
-        for _, rows in declared.groupby(["dataset", "condition"], sort=False):
+        for (_, condition), rows in declared.groupby(["dataset", "condition"], sort=False):
             cases = list(dict.fromkeys(rows["case"]))
-            keep.append(rows[rows["case"] == (POOLED if POOLED in cases else cases[0])])
+            pooled = pooled_case(condition)
+            keep.append(rows[rows["case"] == (pooled if pooled in cases else cases[0])])
         declared = pd.concat(keep)
     lines = [
         "| data set | case | a | b | a - b [95 % t-interval] | Holm p | verdict |",
