@@ -18,8 +18,8 @@ whether the two tables are identical (bit for bit).
 
 The compare jobs' job time (:func:`job_times`): the ``s`` (wall seconds) of every
 ``benchmarks/compare/*.tsv`` the **last run** left (the named targets, not in the default
-run, keep theirs under ``benchmarks/named/``, so they never count), summed against ``compare.bench.target_job_seconds`` (the
-topic's budget: 3 minutes of job time on 2 cores). Nothing is rerun: run the workflow first
+run, keep theirs under ``benchmarks/named/``, so they never count), summed against
+``compare.bench.target_job_seconds`` (the topic's budget: 3 minutes of job time on 2 cores). Nothing is rerun: run the workflow first
 (``snakemake --cores 2``), then ``snakemake --cores 2 --forcerun bench_compare bench``.
 
 As the Snakemake rule ``bench_compare`` (rule ``bench`` collects its headline rows) the
