@@ -5,7 +5,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from reliquant.compare.reproduction.evaluation import family_contrast, split_auarc
+from reliquant.compare.reproduction.evaluation import family_contrast, pooled_case, split_auarc
 from reliquant.compare.reproduction.tables import assign_parts
 from reliquant.compare.reproduction.tabular import nbc_case, nbc_cell_predictions
 from reliquant.nbc.reproduction.curves import auc_table, cell_curves
@@ -46,7 +46,8 @@ def test_compare_nbc_verdict_equals_the_nbc_claims_check(cells, z):
     frame = assign_parts(nbc_cell_predictions(cells), validation_fraction=0.5, seed=1)
     split = split_auarc([frame])
     ours = family_contrast(split, z=z).set_index("case")
-    assert len(ours) == len(cells)  # one row per cell (a single shifted cell: no pool)
+    # one row per cell, and the two clean cells pooled (a single shifted cell: no pool)
+    assert len(ours) == len(cells) + 1 and pooled_case("clean") in ours.index, ours.index
     for r in nbc.itertuples(index=False):
         row = ours.loc[nbc_case(r.n_train, r.gamma)]
         assert row["n_splits"] == DESIGN["n_shift"] * FIT["n_train_sets"]
