@@ -19,21 +19,13 @@ comparison = compare_scores(scores, correct, n_boot=200, seed=0)
 print(scores.attrs["skipped"])  # the scores that do not apply to this model, and why
 
 # %%
+# Every score's accuracy-rejection curve (robustness solid, uncertainty dashed): the table's
+# AU-ARC is the mean of each curve.
 import matplotlib.pyplot as plt
+from reliquant.compare import accuracy_rejection_curve, plot_accuracy_rejection, score_family
 
-fig, ax = plt.subplots(figsize=(5, 3.2))
-rows = range(len(comparison))
-ax.errorbar(
-    comparison["auarc"],
-    rows,
-    xerr=[comparison["auarc"] - comparison["ci_low"], comparison["ci_high"] - comparison["auarc"]],
-    fmt="o",
-)
-ax.set(
-    yticks=list(rows),
-    yticklabels=comparison["score"],
-    xlabel="AU-ARC, 95 % interval",
-    title="random forest, wine: every score",
-)
+curves = {name: accuracy_rejection_curve(scores[name], correct) for name in scores}
+families = {name: score_family(name) for name in scores}
+plot_accuracy_rejection(curves, families=families, title="random forest, wine: every score")
 plt.show()
 print(comparison)

@@ -78,8 +78,7 @@ def test_the_which_score_example_prints_what_the_readme_quotes_and_draws_its_fig
     # a user: a fresh figure under matplotlib's defaults, whatever an earlier test in this
     # worker left behind (the workflow's figures call reliquant.core.plotting.apply_style)
     with matplotlib.rc_context():
-        matplotlib.rcdefaults()
-        matplotlib.use("Agg")
+        matplotlib.rcdefaults()  # the backend stays Agg (rcdefaults keeps it)
         plt.close("all")
         printed, ns = _run(example, "README.md")
         plt.gcf().savefig(fresh, dpi=150)
