@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from reliquant.compare import (
     RobustnessSelector,
     protocol_log_ratio,
+    rank_models,
     robustness_ratio,
     rs_d_cut,
     rs_i_cut,
@@ -212,3 +213,69 @@ def test_selector_refusals(fitted):
         RobustnessSelector(models, robustness=lambda p: -p.max(axis=1)).fit(Xv, yv)
     with pytest.raises(RuntimeError, match="not fitted"):
         RobustnessSelector(models).predict(Xv)
+
+
+# ------------------------------------------- the authors' conventions (reference)
+def authors_rs_i(q, r1, r2) -> float:
+    """The reference code's RS-I (dynsel.acc_dyn_sel), loops over the sorted positions: the
+    gain of M2 over M1 on positions i..n-1 over their count, the first largest, cut q_(i);
+    +inf when no gain is positive. Ties in row order."""
+    order = sorted(range(q.size), key=lambda j: (q[j], j))
+    n = q.size
+    gains = [Fraction(sum(int(r2[j]) - int(r1[j]) for j in order[i:]), n - i) for i in range(n)]
+    if max(gains) <= 0:
+        return float("inf")
+    return float(q[order[gains.index(max(gains))]])
+
+
+def authors_rs_d(q, r1, r2) -> float:
+    """The reference code's RS-D with ties in row order (their M2_res shifted by one)."""
+    order = sorted(range(q.size), key=lambda j: (q[j], j))
+    a = [int(r1[j]) for j in order]
+    b = [int(r2[j]) for j in order] + [0]
+    right = [sum(a[: i + 1]) + sum(b[i + 1 :]) for i in range(q.size)]
+    cut = float(q[order[right.index(max(right))]])
+    return float("inf") if cut == q.max() else cut
+
+
+@settings(max_examples=150, deadline=None)
+@given(cases)
+def test_reference_cuts_equal_the_authors_positional_rule_with_ties(case):
+    q, r1, r2 = (np.array(v) for v in case)
+    q = q.astype(float) / 3.0
+    assert rs_d_cut(q, r1, r2, convention="reference") == authors_rs_d(q, r1, r2)
+    assert rs_i_cut(q, r1, r2, convention="reference") == authors_rs_i(q, r1, r2)
+
+
+def test_the_two_conventions_differ_where_the_authors_index_by_position():
+    # RS-I without ties: the authors score positions i.. but apply q > q_(i), one fewer
+    q = np.array([1.0, 2.0, 3.0])
+    a, b = np.array([1, 1, 0], bool), np.array([1, 0, 1], bool)
+    assert rs_i_cut(q, a, b) == 2.0  # M2 on the one prediction it gains on
+    assert rs_i_cut(q, a, b, convention="reference") == 3.0  # ... applied to none
+    # RS-D with ties in q: the authors score a cut inside a group of equal ratios (M1 on the
+    # first of the two at q = 1, M2 on the second: 1 right) but apply q > 1 (0 right)
+    q = np.array([1.0, 1.0, 2.0])
+    a, b = np.array([0, 0, 1], bool), np.array([0, 1, 0], bool)
+    assert rs_d_cut(q, a, b) == float("inf")  # by value: M1 everywhere, 1 of 3 right
+    assert rs_d_cut(q, a, b, convention="reference") == 1.0
+    # ties of validation accuracy: first listed, or last listed as argsort()[::-1]
+    acc = np.array([0.9, 0.8, 0.9])
+    assert rank_models(acc).tolist() == [0, 2, 1]
+    assert rank_models(acc, convention="reference").tolist() == acc.argsort()[::-1].tolist()
+    assert rank_models(acc, convention="reference").tolist() == [2, 0, 1]
+    with pytest.raises(ValueError, match="convention must be one of"):
+        rs_d_cut(q, a, b, convention="authors")
+
+
+def test_selector_reference_convention_gives_ties_to_the_model_listed_last(fitted):
+    models, (xv, yv), _ = fitted
+    tied = [models[0], models[1], models[0]]  # the same model listed twice: equal accuracies
+    acc = np.array([np.mean(m.predict(xv) == yv) for m in tied])
+    sel = RobustnessSelector(tied, convention="reference").fit(xv, yv)
+    assert (sel.first_, sel.second_) == tuple(acc.argsort()[::-1][:2].tolist())
+    default = RobustnessSelector(tied).fit(xv, yv)
+    assert (default.first_, default.second_) == tuple(np.argsort(-acc, kind="stable")[:2])
+    best = 0 if acc[0] >= acc[1] else 1
+    assert default.first_ == best
+    assert sel.first_ == (2 if best == 0 else 1)

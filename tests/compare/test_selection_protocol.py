@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import math
+from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -45,7 +46,6 @@ from reliquant.compare.reproduction.settings import check_selection
 from reliquant.compare.selection import protocol_log_ratio
 from reliquant.core.datasets import BENCHMARK_CLASS, read_benchmark_csv
 from reliquant.core.io import read_frame, write_frame
-from reliquant.core.seeding import block_rng
 
 REPO = Path(__file__).resolve().parents[2]
 SELECTION = {
@@ -116,14 +116,46 @@ def test_splits_are_the_authors_two_stratified_calls_and_partition_the_rows():
 
 
 # ------------------------------------------------------------------- label noise
-@pytest.mark.parametrize(("n", "want"), [(10, 1), (19, 1), (20, 1), (30, 2), (50, 3), (283, 14)])
-def test_flip_count_rounds_five_percent_half_up(n, want):
-    assert flip_count(n, 0.05) == want
+@pytest.mark.parametrize(("n", "want"), [(10, 0), (19, 0), (20, 1), (30, 1), (50, 2), (283, 14)])
+def test_flip_count_is_the_authors_int_of_five_percent(n, want):
+    assert flip_count(n, 0.05) == want == int(0.05 * n)
+
+
+def _authors_label_noise(y, classes, noise_fraction, random_state):
+    """The published ``introduce_label_noise`` (rflassance/rob4discriminative, dynsel.py),
+    transcribed from its description: numpy's global legacy generator seeded, ``int(f n)``
+    rows by ``np.random.choice(n, m, replace=False)``, then per row a uniform
+    ``np.random.choice`` among the sorted classes without the row's own."""
+    np.random.seed(random_state)  # noqa: NPY002 (the authors' global generator)
+    n_noisy = int(noise_fraction * len(y))
+    idx = np.random.choice(len(y), n_noisy, replace=False)  # noqa: NPY002 (the authors' global generator)
+    out = y.copy()
+    for i in idx:
+        possible = np.sort(classes)
+        out[i] = np.random.choice(possible[possible != y[i]])  # noqa: NPY002 (the authors' global generator)
+    return out
+
+
+@pytest.mark.parametrize(("n", "k", "seed"), [(85, 2, 0), (283, 3, 4), (600, 11, 14)])
+def test_label_noise_is_the_authors_draw_label_for_label(n, k, seed):
+    y = np.random.default_rng(n).integers(0, k, size=n)
+    state = np.random.get_state()  # noqa: NPY002 (the authors' global generator)
+    try:
+        want = _authors_label_noise(y, np.arange(k), 0.05, seed)
+    finally:
+        np.random.set_state(state)  # noqa: NPY002 (the authors' global generator)
+    noisy, rows = flip_labels(y, k, fraction=0.05, random_state=seed)
+    np.testing.assert_array_equal(noisy, want)
+    np.testing.assert_array_equal(rows, np.flatnonzero(want != y))
+    assert len(rows) == int(0.05 * n)
+    # a generator of our own (the old draw) would move other rows
+    other = np.sort(np.random.default_rng(seed).choice(n, len(rows), replace=False))
+    assert not np.array_equal(other, rows)
 
 
 def test_flipped_labels_move_to_every_other_class_uniformly():
     y = np.zeros(200_000, dtype=np.int64)
-    noisy, rows = flip_labels(y, 4, fraction=0.05, rng=block_rng(3, "t"))
+    noisy, rows = flip_labels(y, 4, fraction=0.05, random_state=3)
     assert len(rows) == 10_000 and np.all(noisy[rows] != 0)
     assert np.array_equal(np.flatnonzero(noisy != y), rows)
     counts = np.bincount(noisy[rows], minlength=4)[1:]
@@ -131,7 +163,7 @@ def test_flipped_labels_move_to_every_other_class_uniformly():
     assert stats.chisquare(counts).pvalue > 1e-3, counts
 
 
-def test_label_noise_moves_exactly_round_5_percent_of_training_and_validation_never_test():
+def test_label_noise_moves_the_authors_5_percent_of_training_and_validation_never_test():
     x, y = _synthetic(403)
     clean = run_selection_split(x, y, dataset="syn", setting="clean", split=2,
                                 selection=SELECTION, models=SMALL, cv_folds=3)  # fmt: skip
@@ -142,7 +174,10 @@ def test_label_noise_moves_exactly_round_5_percent_of_training_and_validation_ne
         (noisy.validation, noisy.y_validation, "flipped_validation"),
     ):
         moved = np.flatnonzero(labels != y[part])
-        assert len(moved) == math.floor(0.05 * len(part) + 0.5) > 0
+        assert len(moved) == int(0.05 * len(part)) > 0
+        # the authors' seed for both parts: the split index
+        np.testing.assert_array_equal(labels, flip_labels(y[part], 3, fraction=0.05,
+                                                          random_state=2)[0])  # fmt: skip
         assert (noisy.rows[col] == len(moved)).all()
     assert (clean.rows[["flipped_train", "flipped_validation"]] == 0).all().all()
     assert np.array_equal(clean.y_train, y[clean.train])
@@ -160,18 +195,24 @@ def test_label_noise_moves_exactly_round_5_percent_of_training_and_validation_ne
 
 # ------------------------------------------------------ RS-D / RS-I brute force
 def _brute_cut(q: np.ndarray, r1: np.ndarray, r2: np.ndarray, rule: str) -> float:
-    """Every candidate cut tried: RS-D over the distinct ratios v_1..v_k (M2 where q > c), the
-    first best validation accuracy, v_k reported as +inf; RS-I over -inf, v_1..v_{k-1}, the
-    first largest acc(M2) - acc(M1) above the cut, +inf when none is positive."""
-    values = sorted(set(q.tolist()))
+    """The authors' positional rule tried position by position (loops, no cumulative sums):
+    rows sorted by q (ties in row order); RS-D: M1 on positions 0..i, M2 after, the first i of
+    most right answers, cut q_(i), +inf when that is the largest ratio; RS-I: the gain of M2
+    over M1 on positions i..n-1 divided by their count, the first largest, cut q_(i), +inf
+    when no gain is positive."""
+    order = sorted(range(q.size), key=lambda j: (q[j], j))
+    qs = [q[j] for j in order]
+    a = [int(r1[j]) for j in order]
+    b = [int(r2[j]) for j in order]
+    n = len(qs)
     if rule == "RS-D":
-        accs = [np.mean(np.where(q > c, r2, r1)) for c in values]
-        best = values[int(np.argmax(accs))]
-        return math.inf if best == values[-1] else best
-    cuts = [-math.inf, *values[:-1]]
-    gains = [np.mean(r2[q > c].astype(float) - r1[q > c]) for c in cuts]
-    j = int(np.argmax(gains))
-    return cuts[j] if gains[j] > 0 else math.inf
+        right = [sum(a[: i + 1]) + sum(b[i + 1 :]) for i in range(n)]
+        i = right.index(max(right))
+        return math.inf if qs[i] == max(qs) else qs[i]
+    gains = [Fraction(sum(b[i:]) - sum(a[i:]), n - i) for i in range(n)]
+    if max(gains) <= 0:
+        return math.inf
+    return qs[gains.index(max(gains))]
 
 
 def test_rs_d_and_rs_i_equal_a_brute_force_over_every_cut_on_the_same_models():
@@ -185,7 +226,7 @@ def test_rs_d_and_rs_i_equal_a_brute_force_over_every_cut_on_the_same_models():
             xv, xt, yv, yt = x[res.validation], x[res.test], res.y_validation, y[res.test]
             models = [res.models[m] for m in BASE_MODELS]
             val_acc = [np.mean(m.predict(xv) == yv) for m in models]
-            order = sorted(range(3), key=lambda j: (-val_acc[j], j))  # ties: listed first
+            order = sorted(range(3), key=lambda j: (-val_acc[j], -j))  # ties: listed last
             m1, m2 = models[order[0]], models[order[1]]
 
             def ratio(xs, m1=m1, m2=m2):

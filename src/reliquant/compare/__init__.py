@@ -60,9 +60,11 @@ from reliquant.compare.robustness_scores import (
     tree_robustness,
 )
 from reliquant.compare.selection import (
+    SELECTION_CONVENTIONS,
     SELECTION_RULES,
     RobustnessSelector,
     protocol_log_ratio,
+    rank_models,
     robustness_ratio,
     rs_d_cut,
     rs_i_cut,
@@ -91,6 +93,7 @@ __all__ = [
     "PROBABILITY_SCORES",
     "SCORE_FAMILY",
     "SCORE_VERDICTS",
+    "SELECTION_CONVENTIONS",
     "SELECTION_RULES",
     "VERDICT_COLUMNS",
     "HybridScore",
@@ -124,6 +127,7 @@ __all__ = [
     "plot_accuracy_rejection",
     "probability_scores",
     "protocol_log_ratio",
+    "rank_models",
     "robustness_ratio",
     "rs_d_cut",
     "rs_i_cut",

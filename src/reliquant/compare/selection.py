@@ -5,32 +5,48 @@ quantification for any discriminative classifier", arXiv 2603.23318, UAI 2026).
 The rule, on fitted classifiers ``M_1, ..., M_m`` (``m >= 2``) that share their classes:
 
 1. On a validation set, rank the models by accuracy; ``M1`` is the most accurate and ``M2``
-   the second (ties go to the model listed first).
+   the second. Ties: ``convention="tie-consistent"`` (the default) gives them to the model
+   listed first; ``convention="reference"`` to the model listed last, as the authors' code
+   (``scores.argsort()[::-1]``: an ascending stable order, reversed).
 2. Per prediction, the robustness ratio ``q(x) = s_2(x) / s_1(x)``, where ``s_j(x) >= 0`` is
    a reliability score of ``M_j``'s prediction for ``x`` (higher = more robust). The default
    score is the log-ratio ``r(x) = ln p_(1) - ln p_(2)`` of the model's two largest class
    probabilities, a ``p_(2)`` of exactly 0 replaced by ``floor = 0.001`` before the log, as in
    the authors' code (:func:`protocol_log_ratio`). Conventions: ``s_1 = 0 < s_2`` gives
    ``q = +inf`` (only ``M2`` is robust); ``s_1 = s_2 = 0`` gives ``q = 1`` (equally robust).
-3. A cut ``c`` on ``q``: ``M2`` predicts where ``q(x) > c``, ``M1`` elsewhere. On the
-   validation set, with ``v_1 < ... < v_k`` the distinct values of ``q``:
+3. A cut ``c`` on ``q``: ``M2`` predicts where ``q(x) > c``, ``M1`` elsewhere. Two
+   conventions choose it on the validation set.
+
+   ``convention="tie-consistent"``, with ``v_1 < ... < v_k`` the distinct values of ``q``
+   (ties in ``q`` are handled as the rule applies them: all predictions of one ratio go to
+   the same model, so the cut does not depend on the order of the rows):
 
    - **RS-D** (best accuracy): ``c`` among ``v_1, ..., v_k`` maximising the validation
      accuracy of the combined prediction; the first maximum (the smallest such cut, i.e. the
-     most use of ``M2``), and ``c = v_k`` (``M1`` everywhere) reported as ``+inf``. As in the
-     reference code, the predictions of the smallest ratio always stay with ``M1``.
+     most use of ``M2``), and ``c = v_k`` (``M1`` everywhere) reported as ``+inf``. The
+     predictions of the smallest ratio always stay with ``M1``.
    - **RS-I** (largest improvement): ``c`` among ``-inf, v_1, ..., v_{k-1}`` maximising
      ``acc(M2) - acc(M1)`` on the validation predictions above the cut (``q > c``); the first
      maximum; ``c = +inf`` (``M1`` everywhere) when that difference is never positive.
 
-   Ties in ``q`` are handled as the rule applies them (all predictions of one ratio go to the
-   same model), so the cut does not depend on the order of the rows. Where the validation
-   ratios have no ties, RS-D's cut equals the reference code's; for RS-I the reference code
-   scores the predictions from position ``i`` on but applies ``q > q_i`` on the test set
-   (one prediction fewer); here the cut applied is the one scored.
+   ``convention="reference"``, the authors' ``dynsel.acc_dyn_sel`` index for index: the
+   validation rows sorted by ``q`` (positions ``0..n-1``, ascending; ties kept in row order
+   by a stable sort, where the authors' default ``argsort`` leaves their order to numpy's
+   unstable quicksort), ``a_i``, ``b_i`` whether ``M1``, ``M2`` is right at position ``i``:
+
+   - **RS-D**: ``i* = argmax_i (sum_{j <= i} a_j + sum_{j > i} b_j)`` (the first maximum;
+     their ``M2_res`` shifted by one position, a 0 appended), ``c = q_(i*)``, and ``c = +inf``
+     when ``q_(i*)`` equals the largest ratio.
+   - **RS-I**: ``g_i = (sum_{j >= i} b_j - sum_{j >= i} a_j) / (n - i)``; when some
+     ``g_i > 0``, ``i* = argmax_i g_i`` (the first maximum) and ``c = q_(i*)``: the gain is
+     scored on the positions from ``i*`` on, but ``q > q_(i*)`` applies ``M2`` from the next
+     distinct ratio on; ``c = +inf`` when no ``g_i`` is positive.
+
+   Without ties in ``q`` the two RS-D cuts are equal; the RS-I cuts differ by one position.
 
 Public API: :class:`RobustnessSelector`, :func:`protocol_log_ratio`,
-:func:`robustness_ratio`, :func:`rs_d_cut`, :func:`rs_i_cut`, :data:`SELECTION_RULES`.
+:func:`robustness_ratio`, :func:`rs_d_cut`, :func:`rs_i_cut`, :func:`rank_models`,
+:data:`SELECTION_RULES`, :data:`SELECTION_CONVENTIONS`.
 """
 
 from __future__ import annotations
@@ -45,9 +61,11 @@ from reliquant.compare.probability_scores import DEFAULT_FLOOR, log_ratio
 from reliquant.compare.rejection import check_score
 
 __all__ = [
+    "SELECTION_CONVENTIONS",
     "SELECTION_RULES",
     "RobustnessSelector",
     "protocol_log_ratio",
+    "rank_models",
     "robustness_ratio",
     "rs_d_cut",
     "rs_i_cut",
@@ -55,6 +73,26 @@ __all__ = [
 
 #: The two selection rules of the log-ratio follow-up.
 SELECTION_RULES = ("RS-D", "RS-I")
+#: How ties and cuts are resolved (module docstring): ours, or the authors' code's.
+SELECTION_CONVENTIONS = ("tie-consistent", "reference")
+
+
+def _check_convention(convention: str) -> str:
+    if convention not in SELECTION_CONVENTIONS:
+        raise ValueError(f"convention must be one of {SELECTION_CONVENTIONS}; got {convention!r}")
+    return convention
+
+
+def rank_models(accuracies: ArrayLike, *, convention: str = "tie-consistent") -> np.ndarray:
+    """Model indices from the most to the least accurate (module docstring, step 1): ties to
+    the model listed first (``"tie-consistent"``) or last (``"reference"``, the authors'
+    ``scores.argsort()[::-1]``)."""
+    acc = np.asarray(accuracies, dtype=np.float64)
+    if acc.ndim != 1 or acc.size < 2 or np.isnan(acc).any():
+        raise ValueError(f"accuracies must be 1-D, at least two, no NaN; got {acc!r}")
+    if _check_convention(convention) == "reference":
+        return np.argsort(acc, kind="stable")[::-1].copy()
+    return np.argsort(-acc, kind="stable")
 
 
 def protocol_log_ratio(proba: ArrayLike, *, floor: float = DEFAULT_FLOOR) -> np.ndarray:
@@ -111,20 +149,53 @@ def _groups(
     return values, n, k1, k2
 
 
-def rs_d_cut(q: ArrayLike, correct1: ArrayLike, correct2: ArrayLike) -> float:
-    """RS-D's cut (module docstring, step 3): among the distinct validation ratios, the first
-    that maximises the count of right predictions with ``M1`` where ``q <= c`` and ``M2``
-    where ``q > c``; ``+inf`` when that is the largest ratio (``M1`` everywhere)."""
+def _positions(
+    q: ArrayLike, correct1: ArrayLike, correct2: ArrayLike
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ratios sorted ascending (a stable sort: ties in row order) with ``M1``'s and
+    ``M2``'s right answers in that order (``convention="reference"``)."""
+    q = np.asarray(q, dtype=np.float64)
+    _groups(q, correct1, correct2)  # the same checks
+    order = np.argsort(q, kind="stable")
+    a = np.asarray(correct1, dtype=np.int64)[order]
+    b = np.asarray(correct2, dtype=np.int64)[order]
+    return q[order], a, b
+
+
+def rs_d_cut(
+    q: ArrayLike, correct1: ArrayLike, correct2: ArrayLike, *, convention: str = "tie-consistent"
+) -> float:
+    """RS-D's cut (module docstring, step 3). ``"tie-consistent"``: among the distinct
+    validation ratios, the first that maximises the count of right predictions with ``M1``
+    where ``q <= c`` and ``M2`` where ``q > c``; ``+inf`` when that is the largest ratio
+    (``M1`` everywhere). ``"reference"``: the same over sorted positions,
+    ``argmax_i sum_{j <= i} a_j + sum_{j > i} b_j``."""
+    if _check_convention(convention) == "reference":
+        qs, a, b = _positions(q, correct1, correct2)
+        right = np.cumsum(a) + (b.sum() - np.cumsum(b))
+        cut = float(qs[int(np.argmax(right))])
+        return float("inf") if cut == qs[-1] else cut
     values, _, k1, k2 = _groups(np.asarray(q, dtype=np.float64), correct1, correct2)
     right = np.cumsum(k1) + (k2.sum() - np.cumsum(k2))
     best = int(np.argmax(right))
     return float("inf") if best == values.size - 1 else float(values[best])
 
 
-def rs_i_cut(q: ArrayLike, correct1: ArrayLike, correct2: ArrayLike) -> float:
-    """RS-I's cut (module docstring, step 3): the cut ``c`` in ``-inf, v_1, ..., v_{k-1}``
-    whose predictions above it (``q > c``) gain most from ``M2`` (``acc(M2) - acc(M1)`` on
-    them); the first maximum; ``+inf`` when no gain is positive."""
+def rs_i_cut(
+    q: ArrayLike, correct1: ArrayLike, correct2: ArrayLike, *, convention: str = "tie-consistent"
+) -> float:
+    """RS-I's cut (module docstring, step 3). ``"tie-consistent"``: the cut ``c`` in ``-inf,
+    v_1, ..., v_{k-1}`` whose predictions above it (``q > c``) gain most from ``M2``
+    (``acc(M2) - acc(M1)`` on them); the first maximum; ``+inf`` when no gain is positive.
+    ``"reference"``: ``g_i`` over the sorted positions from ``i`` on, ``c = q_(i*)`` at the
+    first maximum, ``+inf`` when no ``g_i`` is positive."""
+    if _check_convention(convention) == "reference":
+        qs, a, b = _positions(q, correct1, correct2)
+        suffix = np.cumsum((b - a)[::-1])[::-1]
+        gain = suffix / np.arange(qs.size, 0, -1)
+        if not (gain > 0).any():
+            return float("inf")
+        return float(qs[int(np.argmax(gain))])
     values, n, k1, k2 = _groups(np.asarray(q, dtype=np.float64), correct1, correct2)
     # predictions with q >= v_j, j = 0..k-1: suffix sums
     above_n = np.cumsum(n[::-1])[::-1]
@@ -159,6 +230,10 @@ class RobustnessSelector:
     robustness : callable, optional
         Reliability of one model's predictions from its probabilities, ``(n, K) -> (n,)``,
         finite and ``>= 0``, higher = more robust; default :func:`protocol_log_ratio`.
+    convention : str
+        ``"tie-consistent"`` (default: ties of accuracy to the model listed first, ties of
+        ratio to one model, the cut applied as scored; independent of the row order) or
+        ``"reference"`` (the authors' code index for index; module docstring).
 
     Attributes
     ----------
@@ -182,15 +257,18 @@ class RobustnessSelector:
         *,
         rule: str = "RS-D",
         robustness: Callable[[np.ndarray], np.ndarray] | None = None,
+        convention: str = "tie-consistent",
     ) -> None:
         self.models = models
         self.rule = rule
         self.robustness = robustness
+        self.convention = convention
 
     # ----------------------------------------------------------------- checks
     def _check_setup(self) -> np.ndarray:
         if self.rule not in SELECTION_RULES:
             raise ValueError(f"rule must be one of {SELECTION_RULES}; got {self.rule!r}")
+        _check_convention(self.convention)
         if self.robustness is not None and not callable(self.robustness):
             raise TypeError(
                 f"robustness must be callable (proba -> scores); got {self.robustness!r}"
@@ -247,12 +325,12 @@ class RobustnessSelector:
         predictions = [np.asarray(m.predict(X)) for m in self.models]
         y = self._check_labels(y, len(predictions[0]))
         self.validation_accuracies_ = np.array([float(np.mean(p == y)) for p in predictions])
-        order = np.argsort(-self.validation_accuracies_, kind="stable")
+        order = rank_models(self.validation_accuracies_, convention=self.convention)
         self.first_, self.second_ = int(order[0]), int(order[1])
         q = self._ratio(X)
         right1, right2 = predictions[self.first_] == y, predictions[self.second_] == y
         cut = rs_d_cut if self.rule == "RS-D" else rs_i_cut
-        self.cut_ = cut(q, right1, right2)
+        self.cut_ = cut(q, right1, right2, convention=self.convention)
         use_second = q > self.cut_
         self.second_share_ = float(use_second.mean())
         self.validation_accuracy_ = float(np.mean(np.where(use_second, right2, right1)))

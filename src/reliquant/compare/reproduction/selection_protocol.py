@@ -11,20 +11,25 @@ Per data set ``(X, y)`` (classes coded ``0..K-1``), setting and split ``i``:
    ``train_test_split(rest, train_size=v / (1 - t), random_state=i, stratify=y[rest])``
    with ``t = 0.7``, ``v = 0.15`` (config ``compare.selection.train_fraction`` and
    ``validation_fraction``): train / validation / test about 70 / 15 / 15 %.
-2. **Label noise** (setting ``label_noise``; :func:`flip_labels`): in the training part and,
-   independently, in the validation part, ``m = floor(f n + 1/2)`` rows (``f = 0.05``, config
-   ``label_noise``; ``n`` the part's size) drawn without replacement, each label replaced by
-   one of the other ``K - 1`` classes of the whole table, uniformly; the test labels are never
-   touched. The draws come from ``block_rng(seed, "label_noise", dataset, i, part)``.
+2. **Label noise** (setting ``label_noise``; :func:`flip_labels`): the authors'
+   ``introduce_label_noise(y_part, classes, 0.05, random_state=i)``, on the training part and
+   then on the validation part, each call seeding numpy's legacy generator with the split
+   index ``i``: ``m = int(f n)`` rows (``f = 0.05``, config ``label_noise``; ``n`` the part's
+   size, in the order the split returned them) drawn by ``choice(n, m, replace=False)``, then
+   for each drawn row in draw order a label drawn by ``choice`` among the sorted other
+   classes of the whole table; the test labels are never touched.
 3. **Models** (:func:`fit_protocol_model`): gradient boosting, random forest and XGBoost of
    the log-ratio protocol (:func:`reliquant.compare.reproduction.logratio_protocol.tune_model`:
    ``GridSearchCV(cv=5, scoring="neg_log_loss")`` over the config grids, refitted on the whole
    training part, the published ``random_state``). A grid of one point is fitted directly:
    GridSearchCV would refit that same estimator on the same data after its folds.
 4. **Selection** on the validation part (its labels noisy in the ``label_noise`` setting):
-   ``RobustnessSelector(models, rule="RS-D" | "RS-I").fit(X_val, y_val)`` ranks the models by
-   validation accuracy (``M1``, ``M2``; ties to the model listed first) and chooses the cut
-   on ``q = r(M2) / r(M1)`` of the log-ratio ``r`` (a zero second probability clamped to
+   ``RobustnessSelector(models, rule="RS-D" | "RS-I", convention="reference").fit(X_val,
+   y_val)``: the authors' ``dynsel.acc_dyn_sel`` index for index (``M1``, ``M2`` by
+   validation accuracy, ties to the model listed last; the cut at a sorted position, RS-D's
+   ``M2_res`` shifted by one and a cut at the largest ratio replaced by ``+inf``; RS-I scored
+   from its position on and applied above its ratio; :mod:`reliquant.compare.selection`) on
+   ``q = r(M2) / r(M1)`` of the log-ratio ``r`` (a zero second probability clamped to
    0.001); on the test part ``M2`` predicts where ``q > cut``. ``single_best`` is ``M1``.
 5. **DESlib** (:func:`tune_deslib`): ``MCB``, ``KNORAU``, ``KNORAE`` and ``METADES`` with the
    three fitted models as the pool, fitted on the validation part (DSEL = the validation part
@@ -87,7 +92,7 @@ from reliquant.compare.reproduction.logratio_protocol import (
 from reliquant.compare.selection import RobustnessSelector
 from reliquant.compare.verdict import paired_t
 from reliquant.core.plotting import apply_style
-from reliquant.core.seeding import block_int_seed, block_rng
+from reliquant.core.seeding import block_int_seed
 
 __all__ = [
     "BASE_MODELS",
@@ -349,26 +354,31 @@ def selection_split(
 
 
 def flip_count(n: int, fraction: float) -> int:
-    """Labels moved in a part of ``n`` rows: ``floor(fraction n + 1/2)`` (round half up)."""
-    return int(math.floor(fraction * n + 0.5))
+    """Labels moved in a part of ``n`` rows: ``int(fraction * n)`` (the authors' count,
+    rounded down)."""
+    return int(fraction * n)
 
 
 def flip_labels(
-    y: np.ndarray, n_classes: int, *, fraction: float, rng: np.random.Generator
+    y: np.ndarray, n_classes: int, *, fraction: float, random_state: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """A copy of ``y`` (codes ``0..n_classes-1``) with :func:`flip_count` rows, drawn without
-    replacement, moved each to one of the other ``n_classes - 1`` classes uniformly; returns
-    it and the moved rows (sorted)."""
+    """A copy of ``y`` (codes ``0..n_classes-1``) with labels moved as the authors'
+    ``introduce_label_noise(y, classes, fraction, random_state)`` moves them (module docstring,
+    step 2): numpy's legacy generator seeded with ``random_state``, :func:`flip_count` rows by
+    ``choice(n, m, replace=False)``, then per drawn row, in draw order, ``choice`` among the
+    other classes in ascending order. Returns it and the moved rows (sorted)."""
     y = np.asarray(y)
     if n_classes < 2 or y.size and (y.min() < 0 or y.max() >= n_classes):
         raise ValueError(f"labels must be codes 0..{n_classes - 1} of at least two classes")
     if not 0 <= fraction <= 1:
         raise ValueError(f"fraction must be in [0, 1]; got {fraction}")
-    rows = np.sort(rng.choice(y.size, flip_count(y.size, fraction), replace=False))
-    shift = rng.integers(1, n_classes, size=rows.size)  # 1..K-1: never the same class
+    rs = np.random.RandomState(int(random_state))
+    rows = rs.choice(y.size, flip_count(y.size, fraction), replace=False)
+    classes = np.arange(n_classes)
     noisy = y.copy()
-    noisy[rows] = (y[rows] + shift) % n_classes
-    return noisy, rows
+    for row in rows:  # one draw per row, in the authors' order
+        noisy[row] = rs.choice(classes[classes != y[row]])
+    return noisy, np.sort(rows)
 
 
 # ------------------------------------------------------------------------- models
@@ -458,18 +468,9 @@ def run_selection_split(
     flipped = {"train": 0, "validation": 0}
     if setting == "label_noise":
         fraction = float(selection["label_noise"])
-        y_train, rows_t = flip_labels(
-            y_train,
-            n_classes,
-            fraction=fraction,
-            rng=block_rng(seed, setting, dataset, split, "train"),
-        )
-        y_val, rows_v = flip_labels(
-            y_val,
-            n_classes,
-            fraction=fraction,
-            rng=block_rng(seed, setting, dataset, split, "validation"),
-        )
+        # the authors' seed for both parts: the split index
+        y_train, rows_t = flip_labels(y_train, n_classes, fraction=fraction, random_state=split)
+        y_val, rows_v = flip_labels(y_val, n_classes, fraction=fraction, random_state=split)
         flipped = {"train": len(rows_t), "validation": len(rows_v)}
     x_val, x_test = x[val], x[test]
     base = {
@@ -506,7 +507,8 @@ def run_selection_split(
 
     start = time.perf_counter()
     selectors = {
-        rule: RobustnessSelector(pool, rule=rule).fit(x_val, y_val) for rule in ("RS-D", "RS-I")
+        rule: RobustnessSelector(pool, rule=rule, convention="reference").fit(x_val, y_val)
+        for rule in ("RS-D", "RS-I")
     }
     seconds = time.perf_counter() - start  # counted on the single_best row
     sel = selectors["RS-D"]
