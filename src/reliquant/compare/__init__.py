@@ -19,6 +19,8 @@ selection           per prediction, the best or the second-best of several fitte
 all_scores          every score that applies to a fitted model, in one call: score_predictions
 hybrid              one RQ and one UQ score, rank-normalised, combined by a logistic regression
                     fitted on a validation split; weights and held-out AU-ARC
+failure_metrics     failure-detection metrics as FD-Shifts defines them: AURC, E-AURC, AUGRC,
+                    AUROC_f, risk at coverage (one operating point per distinct score value)
 verdict             which score to trust: the best robustness against the best uncertainty
                     score, each picked on a selection part and judged on the rest (t-interval
                     over groups, or a bootstrap over predictions), a sentence to act on and
@@ -31,6 +33,15 @@ from reliquant.compare.comparison import (
     bootstrap_auarc,
     compare_scores,
     min_boot,
+)
+from reliquant.compare.failure_metrics import (
+    COVERAGE_RISKS,
+    augrc,
+    aurc,
+    auroc_f,
+    e_aurc,
+    risk_at_coverage,
+    risk_coverage_curve,
 )
 from reliquant.compare.hybrid import (
     HybridScore,
@@ -85,6 +96,7 @@ from reliquant.compare.verdict import (
 
 __all__ = [
     "COMPARISON_COLUMNS",
+    "COVERAGE_RISKS",
     "CURVE_COLUMNS",
     "FAMILIES",
     "MODEL_SCORES",
@@ -100,6 +112,9 @@ __all__ = [
     "ScoreVerdict",
     "accuracy_rejection_curve",
     "auarc",
+    "augrc",
+    "aurc",
+    "auroc_f",
     "black_box_robustness",
     "black_box_throughput",
     "bootstrap_auarc",
@@ -107,6 +122,7 @@ __all__ = [
     "check_probabilities",
     "clopper_pearson_interval",
     "compare_scores",
+    "e_aurc",
     "evaluate_hybrid",
     "expected_kept_correct",
     "family_verdict",
@@ -124,6 +140,8 @@ __all__ = [
     "plot_accuracy_rejection",
     "probability_scores",
     "protocol_log_ratio",
+    "risk_at_coverage",
+    "risk_coverage_curve",
     "robustness_ratio",
     "rs_d_cut",
     "rs_i_cut",
