@@ -21,6 +21,8 @@ hybrid              one RQ and one UQ score, rank-normalised, combined by a logi
                     fitted on a validation split; weights and held-out AU-ARC
 failure_metrics     failure-detection metrics as FD-Shifts defines them: AURC, E-AURC, AUGRC,
                     AUROC_f, risk at coverage (one operating point per distinct score value)
+logit_scores        scores from logits (maximum logit, energy; binary margins as [0, f]) and
+                    DOCTOR's D_alpha, D_beta from probabilities
 verdict             which score to trust: the best robustness against the best uncertainty
                     score, each picked on a selection part and judged on the rest (t-interval
                     over groups, or a bootstrap over predictions), a sentence to act on and
@@ -49,6 +51,14 @@ from reliquant.compare.hybrid import (
     evaluate_hybrid,
     fit_hybrid,
     fit_rank_transform,
+)
+from reliquant.compare.logit_scores import (
+    check_logits,
+    decision_logits,
+    doctor_alpha,
+    doctor_beta,
+    energy_score,
+    max_logit,
 )
 from reliquant.compare.probability_scores import (
     PROBABILITY_SCORES,
@@ -119,10 +129,15 @@ __all__ = [
     "black_box_throughput",
     "bootstrap_auarc",
     "centroid_proximity",
+    "check_logits",
     "check_probabilities",
     "clopper_pearson_interval",
     "compare_scores",
+    "decision_logits",
+    "doctor_alpha",
+    "doctor_beta",
     "e_aurc",
+    "energy_score",
     "evaluate_hybrid",
     "expected_kept_correct",
     "family_verdict",
@@ -132,6 +147,7 @@ __all__ = [
     "identical_ranking",
     "log_ratio",
     "margin",
+    "max_logit",
     "max_probability",
     "min_boot",
     "nbc_robustness",
