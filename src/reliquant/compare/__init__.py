@@ -23,6 +23,8 @@ failure_metrics     failure-detection metrics as FD-Shifts defines them: AURC, E
                     AUROC_f, risk at coverage (one operating point per distinct score value)
 logit_scores        scores from logits (maximum logit, energy; binary margins as [0, f]) and
                     DOCTOR's D_alpha, D_beta from probabilities
+ensemble_scores     deep-ensemble scores from the members' stacked probabilities (M, n, K): mean
+                    maximum probability, minus the mutual information (BALD)
 verdict             which score to trust: the best robustness against the best uncertainty
                     score, each picked on a selection part and judged on the rest (t-interval
                     over groups, or a bootstrap over predictions), a sentence to act on and
@@ -35,6 +37,12 @@ from reliquant.compare.comparison import (
     bootstrap_auarc,
     compare_scores,
     min_boot,
+)
+from reliquant.compare.ensemble_scores import (
+    check_member_probabilities,
+    ensemble_max_probability,
+    ensemble_probabilities,
+    negative_mutual_information,
 )
 from reliquant.compare.failure_metrics import (
     COVERAGE_RISKS,
@@ -130,6 +138,7 @@ __all__ = [
     "bootstrap_auarc",
     "centroid_proximity",
     "check_logits",
+    "check_member_probabilities",
     "check_probabilities",
     "clopper_pearson_interval",
     "compare_scores",
@@ -138,6 +147,8 @@ __all__ = [
     "doctor_beta",
     "e_aurc",
     "energy_score",
+    "ensemble_max_probability",
+    "ensemble_probabilities",
     "evaluate_hybrid",
     "expected_kept_correct",
     "family_verdict",
@@ -152,6 +163,7 @@ __all__ = [
     "min_boot",
     "nbc_robustness",
     "negative_entropy",
+    "negative_mutual_information",
     "paired_t",
     "plot_accuracy_rejection",
     "probability_scores",
