@@ -25,6 +25,9 @@ logit_scores        scores from logits (maximum logit, energy; binary margins as
                     DOCTOR's D_alpha, D_beta from probabilities
 ensemble_scores     deep-ensemble scores from the members' stacked probabilities (M, n, K): mean
                     maximum probability, minus the mutual information (BALD)
+feature_scores      feature-space scores fitted on training data: trust score with its density
+                    filter, Mahalanobis distance under tied-covariance class Gaussians, k-th
+                    nearest-neighbour distance (TrustScore, MahalanobisScore, KNNDistance)
 verdict             which score to trust: the best robustness against the best uncertainty
                     score, each picked on a selection part and judged on the rest (t-interval
                     over groups, or a bootstrap over predictions), a sentence to act on and
@@ -52,6 +55,14 @@ from reliquant.compare.failure_metrics import (
     e_aurc,
     risk_at_coverage,
     risk_coverage_curve,
+)
+from reliquant.compare.feature_scores import (
+    KNNDistance,
+    MahalanobisScore,
+    TrustScore,
+    fit_knn_distance,
+    fit_mahalanobis,
+    fit_trust_score,
 )
 from reliquant.compare.hybrid import (
     HybridScore,
@@ -124,10 +135,13 @@ __all__ = [
     "SELECTION_RULES",
     "VERDICT_COLUMNS",
     "HybridScore",
+    "KNNDistance",
+    "MahalanobisScore",
     "MonteCarloScores",
     "RankTransform",
     "RobustnessSelector",
     "ScoreVerdict",
+    "TrustScore",
     "accuracy_rejection_curve",
     "auarc",
     "augrc",
@@ -154,7 +168,10 @@ __all__ = [
     "family_verdict",
     "fit_centroids",
     "fit_hybrid",
+    "fit_knn_distance",
+    "fit_mahalanobis",
     "fit_rank_transform",
+    "fit_trust_score",
     "identical_ranking",
     "log_ratio",
     "margin",
