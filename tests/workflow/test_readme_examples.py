@@ -194,3 +194,58 @@ def test_which_score_example_says_what_an_independent_t_interval_says():
     assert answer.uncertainty in answer.recommendation
     assert len(plt.gca().get_lines()) == len(answer.table) == table.shape[1]
     plt.close("all")
+
+
+COMPARATORS_HEADING = "## The failure-detection comparators on your own model"
+
+
+def test_comparators_example_scores_as_independent_computations_say():
+    """The comparators' example: its logits are the model's (softmax = predict_proba), DOCTOR
+    ranks as the Gini impurity, the trust score and the k-NN distance equal a brute force over
+    scipy's pairwise distances, the Mahalanobis score scikit-learn's, AUROC_f scikit-learn's
+    ROC AUC and AUGRC its closed form; every score beats random rejection (AUROC_f > 1/2)."""
+    from scipy.spatial.distance import cdist
+    from scipy.special import softmax
+    from scipy.stats import rankdata
+    from sklearn.covariance import EmpiricalCovariance
+    from sklearn.metrics import roc_auc_score
+
+    from reliquant.compare import COMPARISON_COLUMNS
+
+    page = LIBRARY.read_text(encoding="utf-8")
+    assert page.count(COMPARATORS_HEADING) == 1, f"docs/library.md needs one {COMPARATORS_HEADING!r}"  # fmt: skip
+    text = page.split(COMPARATORS_HEADING, 1)[1].split("\n## ", 1)[0]
+    (code,) = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    ns: dict = {"__name__": "readme_example"}
+    exec(compile(code, "docs/library.md", "exec"), ns)  # noqa: S102 - our own docs
+    scores, correct, comparison = ns["scores"], ns["correct"], ns["comparison"]
+    z_tr, z_te, y_tr, pred, proba = ns["Z_tr"], ns["Z_te"], ns["y_tr"], ns["pred"], ns["proba"]
+    np.testing.assert_allclose(softmax(ns["logits"], axis=1), proba, atol=1e-10)
+    np.testing.assert_array_equal(rankdata(scores["doctor"]), rankdata((proba**2).sum(axis=1)))
+    # trust score (alpha 0.1, k 10): per class, k-NN radii counting the point itself
+    kept = {}
+    for c in np.unique(y_tr):
+        pts = z_tr[y_tr == c]
+        radii = np.sort(cdist(pts, pts), axis=1)[:, 9]
+        kept[c] = pts[radii <= np.percentile(radii, 90.0)]
+    d = np.column_stack([cdist(z_te, kept[c]).min(axis=1) for c in sorted(kept)])
+    rows = np.arange(len(pred))
+    to_pred, d[rows, pred] = d[rows, pred].copy(), np.inf
+    np.testing.assert_allclose(scores["trust_score"], d.min(axis=1) / (to_pred + 1e-12), rtol=1e-6)
+    unit_tr = z_tr / np.linalg.norm(z_tr, axis=1, keepdims=True)
+    unit_te = z_te / np.linalg.norm(z_te, axis=1, keepdims=True)
+    knn = -np.sort(cdist(unit_te, unit_tr), axis=1)[:, 9]
+    np.testing.assert_allclose(scores["knn_distance"], knn, rtol=1e-6, atol=1e-9)
+    means = np.array([z_tr[y_tr == c].mean(axis=0) for c in sorted(kept)])
+    ec = EmpiricalCovariance(assume_centered=True).fit(z_tr - means[y_tr])
+    maha = -np.array([ec.mahalanobis((z_te[i] - means[pred[i]])[None, :])[0] for i in rows])
+    np.testing.assert_allclose(scores["mahalanobis"], maha, rtol=1e-6)
+    assert list(comparison.columns) == list(COMPARISON_COLUMNS)
+    assert set(comparison["score"]) == set(scores) and comparison["best"].sum() == 1
+    acc = correct.mean()
+    for name, metrics in ns["failure"].items():
+        auc = roc_auc_score(correct, scores[name])
+        assert metrics["auroc_f"] == pytest.approx(auc) and auc > 0.5, name
+        closed = acc * (1 - acc) * (1 - auc) + (1 - acc) ** 2 / 2
+        assert metrics["augrc"] == pytest.approx(closed), name
+        assert 0 <= metrics["aurc"] <= 1 - acc, name  # better than a constant score

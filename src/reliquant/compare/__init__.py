@@ -19,6 +19,15 @@ selection           per prediction, the best or the second-best of several fitte
 all_scores          every score that applies to a fitted model, in one call: score_predictions
 hybrid              one RQ and one UQ score, rank-normalised, combined by a logistic regression
                     fitted on a validation split; weights and held-out AU-ARC
+failure_metrics     failure-detection metrics as FD-Shifts defines them: AURC, E-AURC, AUGRC,
+                    AUROC_f, risk at coverage (one operating point per distinct score value)
+logit_scores        scores from logits (maximum logit, energy; binary margins as [0, f]) and
+                    DOCTOR's D_alpha, D_beta from probabilities
+ensemble_scores     deep-ensemble scores from the members' stacked probabilities (M, n, K): mean
+                    maximum probability, minus the mutual information (BALD)
+feature_scores      feature-space scores fitted on training data: trust score with its density
+                    filter, Mahalanobis distance under tied-covariance class Gaussians, k-th
+                    nearest-neighbour distance (TrustScore, MahalanobisScore, KNNDistance)
 verdict             which score to trust: the best robustness against the best uncertainty
                     score, each picked on a selection part and judged on the rest (t-interval
                     over groups, or a bootstrap over predictions), a sentence to act on and
@@ -32,12 +41,43 @@ from reliquant.compare.comparison import (
     compare_scores,
     min_boot,
 )
+from reliquant.compare.ensemble_scores import (
+    check_member_probabilities,
+    ensemble_max_probability,
+    ensemble_probabilities,
+    negative_mutual_information,
+)
+from reliquant.compare.failure_metrics import (
+    COVERAGE_RISKS,
+    augrc,
+    aurc,
+    auroc_f,
+    e_aurc,
+    risk_at_coverage,
+    risk_coverage_curve,
+)
+from reliquant.compare.feature_scores import (
+    KNNDistance,
+    MahalanobisScore,
+    TrustScore,
+    fit_knn_distance,
+    fit_mahalanobis,
+    fit_trust_score,
+)
 from reliquant.compare.hybrid import (
     HybridScore,
     RankTransform,
     evaluate_hybrid,
     fit_hybrid,
     fit_rank_transform,
+)
+from reliquant.compare.logit_scores import (
+    check_logits,
+    decision_logits,
+    doctor_alpha,
+    doctor_beta,
+    energy_score,
+    max_logit,
 )
 from reliquant.compare.probability_scores import (
     PROBABILITY_SCORES,
@@ -87,6 +127,7 @@ from reliquant.compare.verdict import (
 
 __all__ = [
     "COMPARISON_COLUMNS",
+    "COVERAGE_RISKS",
     "CURVE_COLUMNS",
     "FAMILIES",
     "MODEL_SCORES",
@@ -97,37 +138,59 @@ __all__ = [
     "SELECTION_RULES",
     "VERDICT_COLUMNS",
     "HybridScore",
+    "KNNDistance",
+    "MahalanobisScore",
     "MonteCarloScores",
     "RankTransform",
     "RobustnessSelector",
     "ScoreVerdict",
+    "TrustScore",
     "accuracy_rejection_curve",
     "auarc",
+    "augrc",
+    "aurc",
+    "auroc_f",
     "black_box_robustness",
     "black_box_throughput",
     "bootstrap_auarc",
     "centroid_proximity",
+    "check_logits",
+    "check_member_probabilities",
     "check_probabilities",
     "clopper_pearson_interval",
     "compare_scores",
+    "decision_logits",
+    "doctor_alpha",
+    "doctor_beta",
+    "e_aurc",
+    "energy_score",
+    "ensemble_max_probability",
+    "ensemble_probabilities",
     "evaluate_hybrid",
     "expected_kept_correct",
     "family_verdict",
     "fit_centroids",
     "fit_hybrid",
+    "fit_knn_distance",
+    "fit_mahalanobis",
     "fit_rank_transform",
+    "fit_trust_score",
     "identical_ranking",
     "log_ratio",
     "margin",
+    "max_logit",
     "max_probability",
     "min_boot",
     "nbc_robustness",
     "negative_entropy",
+    "negative_mutual_information",
     "paired_t",
     "plot_accuracy_rejection",
     "probability_scores",
     "protocol_log_ratio",
     "rank_models",
+    "risk_at_coverage",
+    "risk_coverage_curve",
     "robustness_ratio",
     "rs_d_cut",
     "rs_i_cut",
