@@ -10,6 +10,8 @@ plotting     the shared figure style and palette
 datasets     checksum verification, IDX (MNIST) parsing and loading, Pima and Iris tables
 errors       ConfigError, shared by config and custom
 config       reading config.yaml (+ overlays) outside Snakemake, merged as Snakemake does
+configyaml   one config file read strictly and bounded (size, aliases expanded), merge keys
+configpaths  config values that become paths confined by their schema role (``x-path``)
 paper        the one mechanism that sets a paper's numbers beside ours and checks its claims
 docs         generated blocks of the README and docs: find, fill, check (``python -m``)
 custom       the workflow's ``custom:`` cases checked (names, files, suffixes, columns) first
