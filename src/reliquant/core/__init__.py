@@ -3,6 +3,7 @@
 Modules
 -------
 io           atomic parquet / figure / text writers, the uint8 image column codec
+temporaries  the writers' temporary files named after their writer; stale ones told from live ones
 seeding      per-block random generators derived from one config seed
 runlog       logging set-up and the progress-bar switch of workflow jobs
 progress     progress bars of long library calls (``progress=``; on in a terminal only)

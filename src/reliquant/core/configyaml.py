@@ -13,12 +13,15 @@ unbounded, and are refused before anything is built from them, with a message th
   graph (each node once, a memo of its expanded size), never by expanding it; an alias that
   refers to a mapping or list containing itself is refused too (a walk would never end).
 
+Deeper nests than :data:`MAX_CONFIG_DEPTH` are refused while the file is scanned.
+
 Strict: a key written twice in one mapping is refused with both lines (YAML would keep the
 last silently). Keys a merge key (``<<: *base``) brings in are no duplicates: YAML's merge
 lets the mapping's own keys override them (``<<: *base`` then ``seed: 2`` gives ``seed: 2``),
 and of several merged mappings (``<<: [*a, *b]``) the first one's keys win.
 
-Public API: :data:`MAX_CONFIG_BYTES`, :data:`MAX_CONFIG_NODES`, :func:`expanded_nodes`,
+Public API: :data:`MAX_CONFIG_BYTES`, :data:`MAX_CONFIG_DEPTH`, :data:`MAX_CONFIG_NODES`,
+:func:`expanded_nodes`,
 :func:`load_config_yaml`.
 """
 
@@ -32,12 +35,21 @@ import yaml
 
 from reliquant.core.errors import ConfigError
 
-__all__ = ["MAX_CONFIG_BYTES", "MAX_CONFIG_NODES", "expanded_nodes", "load_config_yaml"]
+__all__ = [
+    "MAX_CONFIG_BYTES",
+    "MAX_CONFIG_DEPTH",
+    "MAX_CONFIG_NODES",
+    "expanded_nodes",
+    "load_config_yaml",
+]
 
 #: Largest config file read (bytes): 25 times ``config.yaml``.
 MAX_CONFIG_BYTES = 1 << 20
 #: Most YAML nodes one config file may stand for, aliases expanded: 75 times ``config.yaml``.
 MAX_CONFIG_NODES = 100_000
+#: Deepest nesting of collections (``config.yaml``: 8). PyYAML's scanner slows down with the
+#: depth of ``[``/``{`` nests (seconds for 2,000 levels, growing faster than the file).
+MAX_CONFIG_DEPTH = 64
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
@@ -97,6 +109,24 @@ class _StrictLoader(yaml.SafeLoader):
     """PyYAML's safe loader, refusing a key written twice in one mapping (PyYAML keeps the
     last one silently: two ``brightness:`` sections would lose the first) and a document
     larger than :data:`MAX_CONFIG_NODES` once its aliases are expanded."""
+
+    def _check_depth(self) -> None:
+        if self.flow_level + len(self.indents) > MAX_CONFIG_DEPTH:
+            raise yaml.scanner.ScannerError(
+                None,
+                None,
+                f"collections nested more than {MAX_CONFIG_DEPTH} deep (config.yaml: 8)",
+                self.get_mark(),
+            )
+
+    def fetch_flow_collection_start(self, token_class):  # noqa: D102 (PyYAML's hook)
+        super().fetch_flow_collection_start(token_class)
+        self._check_depth()
+
+    def add_indent(self, column):  # noqa: D102 (PyYAML's hook)
+        added = super().add_indent(column)
+        self._check_depth()
+        return added
 
     def construct_document(self, node):  # noqa: D102 (PyYAML's hook)
         try:
