@@ -69,6 +69,8 @@ _MIN_REPEAT, _MAX_REPEAT = 20, 100
 _PERIODIC = re.compile(
     rf"((?P<value>.+)(?P=value){{{_MIN_REPEAT - 1},{_MAX_REPEAT - 1}}})$", re.DOTALL
 )
+#: libyaml's safe loader where PyYAML has it (the schema files are the workflow's own).
+_SCHEMA_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 #: Why a confined path must stay in its folder.
 _WHY_UNDER = {
@@ -168,7 +170,8 @@ def schema_keys(schema: str | os.PathLike) -> list[tuple[str, dict[str, Any]]]:
 
     def document(name: str) -> Any:
         if name not in files:
-            files[name] = yaml.safe_load((folder / name).read_text(encoding="utf-8"))
+            text = (folder / name).read_text(encoding="utf-8")
+            files[name] = yaml.load(text, Loader=_SCHEMA_LOADER)  # noqa: S506 (a safe loader)
         return files[name]
 
     def resolved(node: Mapping[str, Any], name: str, chain: frozenset[str]):
