@@ -23,11 +23,16 @@ configfile: "config.yaml"
 
 
 # Snakemake reads the --configfile overlays itself, keeping the last of a key written twice;
-# reading each again with the project's reader refuses that, naming the file and both lines.
+# reading each again with the project's reader refuses that, naming the file and both lines,
+# and a file too large or whose aliases expand too far, before anything walks the merged config.
 for overlay in workflow.overwrite_configfiles:
     read_config_file(overlay)
 
-validate_config(config, Path(workflow.basedir) / "workflow/schemas/config.schema.yaml")
+# Paths from the config are confined too (x-path in the schemas): outputs under results/,
+# the vendored manifest under data/ and present (relative to the working directory).
+validate_config(
+    config, Path(workflow.basedir) / "workflow/schemas/config.schema.yaml", root=Path.cwd()
+)
 # `snakemake --report` stops, naming the jobs still to run, when this configuration's results
 # are missing or out of date, instead of reporting whatever files exist.
 require_results_for_report()

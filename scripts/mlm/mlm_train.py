@@ -30,6 +30,7 @@ result = train_cnn(
     test_labels=yt,
     threads=snakemake.threads,
     device=device,
+    lr_name="mlm.train.lr",
 )
 log.info(
     "training took %.1f s (%s s per epoch)",

@@ -401,6 +401,14 @@ def test_cross_key_checks_each_kind():
         cross_key_problems(config, [{"bigger": {}}])
 
 
+def test_a_learning_rate_that_diverges_is_refused_naming_the_key(tmp_path):
+    """mlm.train.lr: 1e9 passed the schema, trained to a NaN loss and failed writing its log
+    table (issue 40); the schema bounds it (the training also stops naming the key)."""
+    message = _refused(tmp_path, "mlm:\n  train:\n    lr: 1.0e+9\n")
+    assert "mlm.train.lr = 1000000000.0: 1000000000.0 is greater than the maximum of 1" in message
+    validate_config(_overlay(tmp_path, "mlm:\n  train:\n    lr: 0.5\n"), SCHEMA)
+
+
 # ------------------------------------------------------ as a user hits it: snakemake -n
 @pytest.fixture(scope="module")
 def repo_copy(tmp_path_factory):
@@ -420,6 +428,20 @@ def repo_copy(tmp_path_factory):
         (
             "compare:\n  seed: 5\n  seed: 6\n",
             "bad.yaml: YAML error at line 3, column 3: key 'seed' written twice (first at line 2)",
+        ),
+        # a run deleted and rewrote the repository's config.yaml (issue 40)
+        (
+            "pmnist:\n  preset: calibrated\n  calibrated_schedule: config.yaml\n",
+            "pmnist.calibrated_schedule = 'config.yaml': outside results/",
+        ),
+        # 556 bytes of nested aliases kept snakemake -n busy for hours (issue 40)
+        (
+            "nbc:\n  paper:\n    bomb:\n"
+            + "".join(
+                f"      a{i}: &a{i} [" + ",".join([f"*a{i - 1}" if i else '"lol"'] * 10) + "]\n"
+                for i in range(9)
+            ),
+            "once its aliases are expanded",
         ),
     ],
 )

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
+import socket
+import subprocess
+import sys
+
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -142,9 +147,12 @@ def test_every_flipped_bit_in_the_data_pages_is_caught_on_read(tmp_path):
 
 def test_a_killed_writers_temporary_is_removed_by_the_next_write(tmp_path):
     dest = tmp_path / "out.parquet"
-    stale = tmp_path / ".out.parquet.abc123.parquet"
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], check=True,
+                          capture_output=True, text=True)  # fmt: skip
+    host = hashlib.sha256(socket.gethostname().encode()).hexdigest()[:8]
+    stale = tmp_path / f".out.parquet.w{int(gone.stdout)}-{host}.abc12345.parquet"
     stale.write_bytes(b"half-written by a killed job")
-    other = tmp_path / ".other.parquet.abc123.parquet"  # another output's temporary stays
+    other = tmp_path / f".other.parquet.w{int(gone.stdout)}-{host}.abc12345.parquet"  # stays
     other.write_bytes(b"x")
     write_frame(pd.DataFrame({"a": [1, 2]}), dest)
     assert not stale.exists()

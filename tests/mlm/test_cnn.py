@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import zipfile
 from pathlib import Path
 
@@ -118,6 +119,27 @@ def test_train_rejects_bad_arguments():
         cnn.train_cnn(x, np.full(10, 12), epochs=1, progress=False)
     with pytest.raises(ValueError, match="epochs"):
         cnn.train_cnn(x, np.zeros(10, int), epochs=0, progress=False)
+
+
+def test_a_diverging_training_stops_naming_the_learning_rate_and_keeps_the_old_model(tmp_path):
+    """mlm.train.lr: 1e9 trained to a NaN loss and failed writing its log table ("1 null
+    values"), naming no key. The training now stops after the first epoch whose loss is not
+    finite, naming the key, before any model exists; the previous model file is untouched."""
+    rng = np.random.default_rng(40)
+    x, y = rng.integers(0, 256, (64, 28, 28), dtype=np.uint8), rng.integers(0, 10, 64)
+    previous = tmp_path / "cnn.pt"
+    cnn.save_model(cnn.build_cnn(), previous)
+    digest = file_sha256(previous)
+    kw = dict(epochs=3, batch_size=32, threads=1, progress=False, lr_name="mlm.train.lr")
+    with pytest.raises(ValueError) as err:
+        cnn.train_cnn(x, y, lr=1e9, **kw)
+    assert re.fullmatch(
+        r"training diverged: the mean loss of epoch [12] \((nan|inf)\) is not finite; lower the "
+        r"learning rate mlm\.train\.lr = 1000000000\.0 \(the paper's is 0\.01\)",
+        str(err.value),
+    ), err.value
+    assert file_sha256(previous) == digest
+    assert np.isfinite(cnn.train_cnn(x, y, lr=0.01, **kw).log["loss"]).all()
 
 
 def test_load_model_errors(tmp_path):

@@ -151,6 +151,28 @@ def test_every_problem_is_reported_at_once(tmp_path):
     assert len(message.splitlines()) == 4  # the heading and one line per problem
 
 
+@pytest.mark.parametrize(
+    ("key", "file"),
+    [("samples", "my/samples.csv"), ("softmax", "my/softmax.csv"), ("train", "my/train.csv"),
+     ("test", "my/test.parquet")],
+)  # fmt: skip
+def test_a_table_with_a_header_only_is_refused_naming_the_file(tmp_path, key, file):
+    """A header-only samples table failed in the job with "columns [...] are not numeric"
+    (an empty CSV column reads as text); every table of a case needs a data row."""
+    cases = write_cases(tmp_path)
+    path = tmp_path / file
+    table = pd.read_parquet(path) if path.suffix == ".parquet" else pd.read_csv(path)
+    if path.suffix == ".parquet":
+        table.iloc[:0].to_parquet(path)
+    else:
+        path.write_text(",".join(table.columns) + "\n")
+    case = next(c for c in cases if key in c)
+    assert (
+        f"custom case {case['name']!r}, key {key!r}: {file} has no data rows (a header only)"
+        in problems(cases, tmp_path)
+    )
+
+
 def test_test_table_without_a_training_column_is_named(tmp_path):
     cases = write_cases(tmp_path)
     _, test = nbc_tables()

@@ -3,6 +3,7 @@
 Modules
 -------
 io           atomic parquet / figure / text writers, the uint8 image column codec
+temporaries  the writers' temporary files named after their writer; stale ones told from live ones
 seeding      per-block random generators derived from one config seed
 runlog       logging set-up and the progress-bar switch of workflow jobs
 progress     progress bars of long library calls (``progress=``; on in a terminal only)
@@ -10,6 +11,8 @@ plotting     the shared figure style and palette
 datasets     checksum verification, IDX (MNIST) parsing and loading, Pima and Iris tables
 errors       ConfigError, shared by config and custom
 config       reading config.yaml (+ overlays) outside Snakemake, merged as Snakemake does
+configyaml   one config file read strictly and bounded (size, aliases expanded), merge keys
+configpaths  config values that become paths confined by their schema role (``x-path``)
 paper        the one mechanism that sets a paper's numbers beside ours and checks its claims
 docs         generated blocks of the README and docs: find, fill, check (``python -m``)
 custom       the workflow's ``custom:`` cases checked (names, files, suffixes, columns) first

@@ -3,7 +3,9 @@
 Snakemake merges ``config.yaml`` with every ``--configfile`` given after it; :func:`load_config`
 does the same (a recursive merge of mappings, later files win), so a benchmark run standalone
 sees the same numbers as one run by its rule. :func:`read_config_file` names the file and line
-of a YAML error (a key written twice in one mapping is one: YAML would keep the last silently);
+of a YAML error (a key written twice in one mapping is one: YAML would keep the last silently)
+and refuses a file too large to be a configuration, or one whose aliases expand to too many
+nodes, before anything walks it (:mod:`reliquant.core.configyaml`);
 :func:`validate_config` checks a configuration before any job is planned and reports each
 problem in one line naming the dotted key and its value:
 
@@ -15,6 +17,9 @@ problem in one line naming the dotted key and its value:
   decimal point (:func:`is_strict_integer`): JSON schema counts ``1000.0`` as an integer,
   and a seed read as ``1000.0`` would pass the schema and fail in every job that derives a
   random stream from it;
+* every value that becomes a path (a key the schema marks ``x-path: <role>``) where its role
+  allows (:mod:`reliquant.core.configpaths`): an output under ``results/``, a vendored input
+  under ``data/`` and present, a name that makes a valid file name and wildcard value;
 * the constraints between keys the schema files declare under ``x-checks``
   (:func:`cross_key_problems`): a name that must be one of another key's names, or must not
   be; list entries unique by a field (a list the workflow turns into a mapping); ordered
@@ -24,6 +29,7 @@ problem in one line naming the dotted key and its value:
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import Iterator, Mapping, Sequence
@@ -35,11 +41,14 @@ from jsonschema import Draft202012Validator, validators
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
+from reliquant.core.configpaths import path_keyword
+from reliquant.core.configyaml import load_config_yaml
 from reliquant.core.errors import ConfigError
 
 __all__ = [
     "ConfigError",
     "NONFINITE_ALLOWED",
+    "SCHEMA_LOADER",
     "config_section",
     "cross_key_problems",
     "is_strict_integer",
@@ -73,48 +82,13 @@ def load_config(
     return config
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, refusing a key written twice in one mapping (PyYAML keeps the
-    last one silently: two ``brightness:`` sections would lose the first)."""
-
-    def construct_mapping(self, node, deep=False):  # noqa: D102 (PyYAML's hook)
-        if isinstance(node, yaml.MappingNode):
-            self.flatten_mapping(node)
-            first: dict[Any, yaml.Node] = {}
-            for key_node, _ in node.value:
-                key = self.construct_object(key_node, deep=deep)
-                try:
-                    seen = first.setdefault(key, key_node)
-                except TypeError:  # an unhashable key: PyYAML's own error follows
-                    continue
-                if seen is not key_node:
-                    raise yaml.constructor.ConstructorError(
-                        "while reading a mapping",
-                        node.start_mark,
-                        f"key {key!r} written twice (first at line {seen.start_mark.line + 1}); "
-                        "YAML would keep only the last",
-                        key_node.start_mark,
-                    )
-        return super().construct_mapping(node, deep=deep)
-
-
 def read_config_file(path: str | os.PathLike) -> dict[str, Any]:
     """The mapping in one YAML config file; a ConfigError names the file (and line) when the
-    file is missing, empty, not valid YAML, not a mapping of sections, or writes one key twice
-    in a mapping."""
+    file is missing, too large, empty, not valid YAML, not a mapping of sections, writes one
+    key twice in a mapping, or stands for too many nodes once its aliases are expanded
+    (:func:`reliquant.core.configyaml.load_config_yaml`)."""
     file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise ConfigError(f"config file {file}: cannot be read ({err})") from err
-    try:
-        data = yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 (a safe loader)
-    except yaml.MarkedYAMLError as err:
-        mark = err.problem_mark or err.context_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "somewhere"
-        raise ConfigError(f"config file {file}: YAML error at {where}: {err.problem}") from err
-    except yaml.YAMLError as err:
-        raise ConfigError(f"config file {file}: not valid YAML ({err})") from err
+    data = load_config_yaml(file)
     if data is None:
         raise ConfigError(f"config file {file} is empty: it must map section names to settings")
     if not isinstance(data, Mapping):
@@ -136,21 +110,28 @@ def is_strict_integer(_checker: Any, instance: Any) -> bool:
     return isinstance(instance, int) and not isinstance(instance, bool)
 
 
-#: Draft 2020-12 with :func:`is_strict_integer` as its ``integer`` type.
-_Validator = validators.extend(
-    Draft202012Validator,
-    type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", is_strict_integer),
-)
+def _validator(root: str | os.PathLike | None) -> type:
+    """Draft 2020-12 with :func:`is_strict_integer` as its ``integer`` type and the keyword
+    ``x-path`` (:func:`reliquant.core.configpaths.path_keyword`; ``data`` files looked up in
+    ``root``, when given)."""
+    return validators.extend(
+        Draft202012Validator,
+        validators={"x-path": path_keyword(root)},
+        type_checker=Draft202012Validator.TYPE_CHECKER.redefine("integer", is_strict_integer),
+    )
 
 
 _DRAFT = "https://json-schema.org/draft/2020-12/schema"
+#: The loader of the workflow's own schema files: libyaml's safe loader where PyYAML has it
+#: (20 times faster than the pure-Python one).
+SCHEMA_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 def _schema_resource(path: Path) -> Resource:
     """One schema file as a draft 2020-12 resource without its ``$schema`` key: jsonschema
     picks the validator of a ``$ref``'d file by that key, which would check its integers
     with the stock type (``1000.0`` an integer) instead of :func:`is_strict_integer`."""
-    contents = yaml.safe_load(path.read_text(encoding="utf-8"))
+    contents = yaml.load(path.read_text(encoding="utf-8"), Loader=SCHEMA_LOADER)  # noqa: S506
     if isinstance(contents, Mapping):
         contents = dict(contents)
         declared = contents.pop("$schema", _DRAFT)
@@ -161,8 +142,17 @@ def _schema_resource(path: Path) -> Resource:
 
 def _schema_registry(schema_dir: Path) -> Registry:
     """Every ``*.schema.yaml`` of ``schema_dir`` by file name, for ``$ref: <name>``."""
-    resources = [(p.name, _schema_resource(p)) for p in sorted(schema_dir.glob("*.schema.yaml"))]
-    return Registry().with_resources(resources)
+    files = sorted(schema_dir.glob("*.schema.yaml"))
+    return _registry_of(tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in files))
+
+
+@functools.lru_cache(maxsize=8)
+def _registry_of(files: tuple[tuple[str, int, int], ...]) -> Registry:
+    """The registry of schema files, kept while no file changes (its path, time and size):
+    reading the schemas takes most of a check's time."""
+    return Registry().with_resources(
+        [(Path(p).name, _schema_resource(Path(p))) for p, _, _ in files]
+    )
 
 
 def _dotted(keys: Sequence[Any], config: Any) -> str:
@@ -384,16 +374,21 @@ def cross_key_problems(config: Mapping[str, Any], checks: Sequence[Mapping[str, 
     return problems
 
 
-def validate_config(config: Mapping[str, Any], schema: str | os.PathLike) -> None:
+def validate_config(
+    config: Mapping[str, Any],
+    schema: str | os.PathLike,
+    root: str | os.PathLike | None = None,
+) -> None:
     """Check ``config`` before any job: finite numbers (:func:`nonfinite_values`), the JSON
-    schema file ``schema`` (``$ref`` to sibling schema files resolved), then the constraints
-    between keys every schema file of that folder declares under ``x-checks``
+    schema file ``schema`` (``$ref`` to sibling schema files resolved; every value of a key
+    marked ``x-path`` confined to where its role allows, :mod:`reliquant.core.configpaths`,
+    ``data`` files looked up in the working directory ``root`` when given), then the
+    constraints between keys every schema file of that folder declares under ``x-checks``
     (:func:`cross_key_problems`). Raise a :class:`ConfigError` with one line per problem (at
     most ten), each naming the dotted key and its value, instead of the schema itself."""
     path = Path(schema)
     registry = _schema_registry(path.parent)
-    root = registry[path.name].contents
-    validator = _Validator(root, registry=registry)
+    validator = _validator(root)(registry[path.name].contents, registry=registry)
     nonfinite = nonfinite_values(config)
     lines = [
         f"{key} = {value!r}: not a finite number (NaN and infinities are refused)"
@@ -469,7 +464,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         config = load_config(args.base, args.overlays)
-        validate_config(config, args.schema)
+        validate_config(config, args.schema, root=Path.cwd())
         check_cases(config.get("custom"), Path.cwd())
     except ConfigError as err:
         print(f"error: {err}")

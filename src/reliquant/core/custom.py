@@ -149,9 +149,26 @@ def _columns(where: str, key: str, path: str, root: Path) -> list[str]:
         raise ValueError(f"{where}, key {key!r}: {path}: cannot read its columns ({err})") from err
 
 
+def _has_no_rows(path: Path) -> bool:
+    """Whether a readable CSV or parquet table has no data row (a CSV: its header only)."""
+    if path.suffix.lower() == ".parquet":
+        return table_file_rows(path) == 0
+    return len(pd.read_csv(path, nrows=1)) == 0
+
+
+def _empty_tables(where: str, case: Mapping[str, Any], root: Path) -> list[str]:
+    """A table of the case with no data row: nothing to fit, score or sample."""
+    return [
+        f"{where}, key {key!r}: {case[key]} has no data rows (a header only); a case needs "
+        "at least one row in each of its tables"
+        for key, suffixes in FILE_KEYS[case["kind"]].items()
+        if key in case and suffixes == TABLE_SUFFIXES and _has_no_rows(root / case[key])
+    ]
+
+
 def _check_columns(where: str, case: Mapping[str, Any], root: Path) -> list[str]:
     """Cross-file and cross-key problems of one case whose files all exist."""
-    kind, problems = case["kind"], []
+    kind, problems = case["kind"], _empty_tables(where, case, root)
     if kind == "nbc":
         target = case["target"]
         train = _columns(where, "train", case["train"], root)
@@ -268,7 +285,8 @@ def check_cases(
     Checked: each case is a mapping with a ``name`` matching ``[a-z0-9_]+``, unique, and a
     ``kind`` of :data:`CASE_KEYS`; its required keys are there and no key is unknown; every
     file key names an existing file (paths relative to ``root``, the workflow's working
-    directory) with an allowed suffix; the columns a case names are in its tables (``nbc``:
+    directory) with an allowed suffix and, for a table, at least one data row; the columns a
+    case names are in its tables (``nbc``:
     ``target`` in ``train``, the training features in ``test``, the ``categories`` columns in
     ``train``; ``trees``: ``columns`` in ``samples`` and one ``noise.variance`` per feature
     when it is a list; ``mlm``: ``p0 .. p{K-1}`` and ``label``, the same K in

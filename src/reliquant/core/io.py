@@ -3,7 +3,8 @@
 Every writer here writes to a temporary file in the destination folder and renames it
 into place (``os.replace`` is atomic on POSIX), so a step that fails half-way leaves no
 valid-looking output behind. A temporary file left by a killed writer is removed the next
-time the same output is written. Every file written here is logged (logger
+time the same output is written (one whose writer still runs is kept:
+:mod:`reliquant.core.temporaries`). Every file written here is logged (logger
 ``reliquant.io``) with its size and SHA-256, every parquet file read is logged too, so a
 job's log records what it read and wrote.
 
@@ -82,6 +83,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from reliquant.core.report import markdown_to_html
+from reliquant.core.temporaries import stale_temporaries, temporary_prefix
 
 __all__ = [
     "DIGEST_KEY",
@@ -144,8 +146,10 @@ def _log_written(path: str | os.PathLike, what: str = "") -> None:
 
 
 def _remove_stale_temporaries(dest: Path) -> None:
-    """Delete temporaries of ``dest`` left by a writer that was killed (SIGKILL, power loss)."""
-    for stale in dest.parent.glob(f".{dest.name}.*"):
+    """Delete temporaries of ``dest`` left by a writer that was killed (SIGKILL, power loss);
+    one whose writer still runs (a second ``snakemake --nolock``) stays
+    (:func:`reliquant.core.temporaries.stale_temporaries`)."""
+    for stale in stale_temporaries(dest):
         with contextlib.suppress(FileNotFoundError):
             stale.unlink()
             log.warning("removed %s, left by an interrupted write of %s", stale, dest)
@@ -170,7 +174,7 @@ def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[
     _remove_stale_temporaries(dest)
     fd, tmp = tempfile.mkstemp(
         dir=dest.parent,
-        prefix=f".{dest.name}.",
+        prefix=temporary_prefix(dest),
         suffix=suffix if suffix is not None else dest.suffix,
     )
     os.close(fd)

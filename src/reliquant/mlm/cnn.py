@@ -241,6 +241,7 @@ def train_cnn(
     threads: int | None = None,
     progress: bool | None = None,
     device: torch.device | str | None = None,
+    lr_name: str = "lr",
 ) -> TrainResult:
     """Train :class:`MnistCNN` with SGD on cross-entropy (paper 004, Sections 3.1 and 4.1).
 
@@ -263,6 +264,9 @@ def train_cnn(
         (``CUBLAS_WORKSPACE_CONFIG=:4096:8``, set only if not already set before CUDA starts)
         and convolutions and matrix products run in full float32, not TF32
         (:func:`reliquant.mlm.determinism.full_precision_cuda`).
+    lr_name : how an error names the learning rate (the workflow: ``mlm.train.lr``). A loss
+        (after an epoch) or weights (at the end) that are no longer finite stop the training
+        with a ValueError naming it: a too large step diverges, and no model is returned.
     """
     device = torch.device(device if device is not None else "cpu")
     if device.type == "cuda":
@@ -336,6 +340,7 @@ def train_cnn(
                     "train_accuracy": int(correct) / n,
                     "test_accuracy": _accuracy(model, xt, yt) if xt is not None else float("nan"),
                 }
+                _check_finite(row["loss"], epoch, lr, lr_name)
                 rows.append(row)
                 seconds.append(time.perf_counter() - t0)
                 log.info(
@@ -351,8 +356,23 @@ def train_cnn(
         torch.use_deterministic_algorithms(old_det)
         torch.set_num_threads(old_threads)
     model.eval()
+    _check_finite(
+        all(bool(torch.isfinite(p).all()) for p in model.parameters()), epochs, lr, lr_name
+    )
     frame = pd.DataFrame(rows).astype({"epoch": np.int32})
     return TrainResult(model=model.cpu(), log=frame, seconds=seconds)
+
+
+def _check_finite(value: float | bool, epoch: int, lr: float, lr_name: str) -> None:
+    """A ValueError naming the learning rate when ``value`` (a loss, or whether every weight
+    is finite) says that the training diverged by ``epoch``."""
+    if value is True or (value is not False and np.isfinite(value)):
+        return
+    what = f"the mean loss of epoch {epoch} ({value})" if value is not False else "a weight"
+    raise ValueError(
+        f"training diverged: {what} is not finite; lower the learning rate {lr_name} = {lr!r} "
+        "(the paper's is 0.01)"
+    )
 
 
 def save_model(model: nn.Module, path: str | os.PathLike) -> None:
