@@ -2,7 +2,8 @@
 
 Modules
 -------
-io           atomic parquet / figure / text writers, the uint8 image column codec
+io           (package) atomic writers, verified parquet reads and their content digest,
+             sealed zip files, the damaged-output check, the uint8 image column codec
 seeding      per-block random generators derived from one config seed
 runlog       logging set-up and the progress-bar switch of workflow jobs
 progress     progress bars of long library calls (``progress=``; on in a terminal only)
