@@ -48,6 +48,25 @@ BEFORE = {
         ],
         ["log"],
     ),
+    "reliquant.trees.kernel": (
+        [
+            "BLOCK",
+            "LINEAR_MAX",
+            "MASK_ACROSS_MAX",
+            "ZLINEAR_MAX",
+            "bins_of",
+            "chunk_seeds",
+            "compile_for",
+            "count_agree",
+            "dispatchers",
+            "kernel_signatures",
+            "labels_of_bins",
+            "profile_draws",
+            "sample_bins",
+            "shared_normal_scores",
+        ],
+        [],
+    ),
 }
 
 
@@ -72,3 +91,23 @@ def test_the_io_names_are_the_objects_of_their_new_modules() -> None:
     assert io.read_table is verified_parquet.read_table
     assert io.DIGEST_KEY is content_digest.DIGEST_KEY
     assert io.log is verified_parquet.log  # one logger, "reliquant.io"
+
+
+def test_the_kernel_lists_every_compiled_function_of_its_package() -> None:
+    """``reliquant.trees.kernel.dispatchers()`` (what ``kernel_cache`` compiles and counts) is
+    every numba function of the kernel package: all of them live in ``compiled``."""
+    from numba.core.dispatcher import Dispatcher
+
+    from reliquant.trees import kernel
+    from reliquant.trees.kernel import agreement, bins, compiled, score_store, threads
+
+    found = kernel.dispatchers()
+    assert "count_chunk" in found and "_block_labels" in found
+    for module in (kernel, agreement, bins, score_store, threads):
+        defined = {
+            n
+            for n, f in vars(module).items()
+            if isinstance(f, Dispatcher) and f.__module__ == module.__name__
+        }
+        assert defined == set(), f"{module.__name__} defines numba functions {defined}"
+    assert set(found) == {n for n, f in vars(compiled).items() if isinstance(f, Dispatcher)}
