@@ -8,7 +8,8 @@ seeding      per-block random generators derived from one config seed
 runlog       logging set-up and the progress-bar switch of workflow jobs
 progress     progress bars of long library calls (``progress=``; on in a terminal only)
 plotting     the shared figure style and palette
-datasets     checksum verification, IDX (MNIST) parsing and loading, Pima and Iris tables
+datasets     (package) checksum verification, IDX (MNIST) parsing and loading, Pima and Iris
+             tables, the tabular benchmark sets
 errors       ConfigError, shared by config and custom
 config       reading config.yaml (+ overlays) outside Snakemake, merged as Snakemake does
 paper        the one mechanism that sets a paper's numbers beside ours and checks its claims
