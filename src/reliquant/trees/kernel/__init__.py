@@ -23,7 +23,7 @@ Draws come in blocks of ``BLOCK``, for a :class:`reliquant.trees.plan.Plan`:
    inside the box's bin range (independent noise).
 3. The trees' leaves, one of two ways (both reach the same leaves; the plan decides):
    leaf masks (QuickScorer, Lucchese et al. 2015), when the plan has them
-   (:func:`reliquant.trees.plan._leaf_masks`: at least ``MASK_MIN_TREES`` live trees, each
+   (:func:`reliquant.trees.live_trees._leaf_masks`: at least ``MASK_MIN_TREES`` live trees, each
    scoring one class with at most 8 reachable leaves): per in-play feature and bin one row
    of bytes, one per live tree, keeping the tree's leaves that bin does not rule out; the
    AND of a draw's rows keeps each tree's leaf alone (8 trees to a 64-bit word, ANDed
@@ -42,7 +42,8 @@ Draws come in blocks of ``BLOCK``, for a :class:`reliquant.trees.plan.Plan`:
    or scikit-learn's sign rules; :mod:`reliquant.trees.structure`). With exactly one live
    tree (a single decision tree) a draw's label is a function of the leaf it reaches: the
    draws are walked and each leaf's label, made once per kernel call by the same sums and
-   decision (:func:`reliquant.trees.kernel.compiled._leaf_label`), is looked up (no per-draw score arithmetic).
+   decision (:func:`reliquant.trees.kernel.compiled._leaf_label`), is looked up (no per-draw
+   score arithmetic).
 
 Random numbers: SplitMix64 (Steele, Lea & Flood 2014) per chunk of draws, each chunk seeded
 by hashing ``(seed, chunk index)``, so results do not depend on the number of threads.
@@ -50,8 +51,8 @@ by hashing ``(seed, chunk index)``, so results do not depend on the number of th
 Compile time (paid once per machine, rule ``trees_kernels``): only the entry points take the
 plan (a named tuple of 40-odd arrays, which costs numba tenths of a second per function that
 takes it); the helpers they call take the plan's arrays they read. One kernel,
-:func:`~reliquant.trees.kernel.compiled.count_chunk`, serves both paths of :func:`count_agree` (drawing, or reading the score
-store), and the exact fallback avoids numba's ``np.argmax``/``max``/``copy`` (a loop each).
+:func:`~reliquant.trees.kernel.compiled.count_chunk`, serves both paths of :func:`count_agree`
+(drawing, or reading the score store), and the exact fallback avoids numba's ``np.argmax``/``max``/``copy`` (a loop each).
 
 Public API: :func:`count_agree` (parallel over chunks: each chunk one call of a ``nogil``
 kernel, the chunks shared out among ``numba.get_num_threads()`` Python threads, so that no

@@ -437,7 +437,7 @@ def _row_shift(width):
 def _mask_words(off, qmask, qmask_t, bins, n, words, rows):
     """``words[g, i]``: for draw ``i``, the AND over the in-play features ``a`` of the leaf
     masks ``qmask[off[a] + a + bins[a, i], g]`` (the plan's arrays;
-    :func:`reliquant.trees.plan._leaf_masks`):
+    :func:`reliquant.trees.live_trees._leaf_masks`):
     byte ``j`` keeps the one leaf tree ``8 g + j`` reaches. Few words per draw (at most
     ``MASK_ACROSS_MAX``): word by word, across the block's draws (from ``qmask_t``); more:
     feature by feature, across a draw's words (vectorised; ``rows`` ``(>= n, G)`` holds them
