@@ -48,6 +48,10 @@ include: "workflow/rules/trees.smk"
 include: "workflow/rules/pmnist.smk"
 include: "workflow/rules/mlm.smk"
 include: "workflow/rules/compare.smk"
+# the compare topic by stage: per-prediction tables, evaluation, protocols
+include: "workflow/rules/compare_predictions.smk"
+include: "workflow/rules/compare_evaluation.smk"
+include: "workflow/rules/compare_protocols.smk"
 include: "workflow/rules/report.smk"
 # Your own cases (config `custom:`), after the topics whose packages they use.
 include: "workflow/rules/custom.smk"

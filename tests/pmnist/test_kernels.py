@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from reliquant.pmnist import fused as F
 from reliquant.pmnist import kernels as K
+from reliquant.pmnist.fused import compiled as FC
 
 N = 28
 
@@ -95,14 +96,14 @@ def test_compiled_filters_are_scipys_bit_for_bit(k: int, kw: int, seed: int) -> 
     rng = np.random.default_rng(seed)
     x = rng.normal(size=(N, N)) * rng.uniform(0.01, 100)
     y = np.empty((N, N))
-    F._box_down(x, y, k, np.empty(N))
+    FC._box_down(x, y, k, np.empty(N))
     np.testing.assert_array_equal(y, K.box_filter(x[None], k, axis=1)[0])
     w = rng.uniform(-1, 1, size=kw)
     half = rng.uniform(0.1, 1, size=kw // 2 + 1)
     sym = np.concatenate([half, half[-2::-1]])
     anti = np.concatenate([half[:-1], [half[-1]], -half[-2::-1]])
     for weights in (w, w / w.sum(), sym, anti):
-        F._corr_down(x, y, weights, F.symmetry(weights))
+        FC._corr_down(x, y, weights, F.symmetry(weights))
         np.testing.assert_array_equal(y, K.correlate_axis(x[None], weights, axis=1)[0])
     assert F.symmetry(sym) == 1
     assert F.symmetry(anti) == (1 if anti.size == 1 else -1)

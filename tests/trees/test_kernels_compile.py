@@ -92,12 +92,14 @@ def test_compiled_kernels_cover_every_call():
     assert set(table["status"]) <= {"compiled", "cached"}
     assert not table.duplicated(["kernel", "signature"]).any()
     # the entry points of count_agree (both paths, one kernel), chunk_seeds, the box grid
-    assert {"kernel._chunk", "kernel._chunk_normal_scores", "kernel._hash_states"} <= set(
+    assert {"kernel.count_chunk", "kernel.chunk_normal_scores", "kernel.hash_states"} <= set(
         table["kernel"]
     )
-    assert not {"kernel._sample_bins", "kernel._labels_of_bins", "kernel._bins_of"} & set(
-        table["kernel"]
-    )  # the testing helpers are not the workflow's
+    assert not {
+        "kernel.sample_bins_kernel",
+        "kernel.labels_of_bins_kernel",
+        "kernel.bins_of_kernel",
+    } & set(table["kernel"])  # the testing helpers are not the workflow's
     assert (table["kernel"] == "grid_kernel._grid_chunk").sum() == 2  # float64, float32 scores
     before = _overloads()
     scope: dict = {}
@@ -161,7 +163,7 @@ def test_a_later_process_loads_every_kernel_from_the_cache(tmp_path):
     assert (loaded["cache_hits"] == loaded["signatures"]).all(), loaded
     # every kernel the workload called was one compile_kernels listed
     assert set(loaded["kernel"]) <= set(first["kernel"]), set(loaded["kernel"])
-    assert {"kernel._chunk", "kernel._chunk_normal_scores", "grid_kernel._grid_chunk"} <= set(
+    assert {"kernel.count_chunk", "kernel.chunk_normal_scores", "grid_kernel._grid_chunk"} <= set(
         loaded["kernel"]
     )
 
@@ -171,6 +173,6 @@ def test_cache_stats_counts_this_process():
     compile_kernels()
     stats = cache_stats()
     assert not stats["kernel"].duplicated().any()
-    chunk = stats.set_index("kernel").loc["kernel._chunk"]
+    chunk = stats.set_index("kernel").loc["kernel.count_chunk"]
     assert chunk["signatures"] >= 1
     assert chunk["cache_hits"] + chunk["cache_misses"] >= 1

@@ -14,6 +14,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from reliquant.trees import kernel
 from reliquant.trees.box_mass import CorrelatedNormal, IndependentNormal
+from reliquant.trees.kernel import compiled
 from reliquant.trees.plan import build_plan
 from reliquant.trees.readers import extract_ensemble
 
@@ -136,7 +137,7 @@ def test_summed_path_still_fills_the_scores(datasets):
     block = np.ascontiguousarray(bins.T, dtype=np.int16)
     scores = np.zeros((len(plan.const_scores), 256))
     out = np.zeros(256, dtype=np.int64)
-    kernel._labels(plan, block, 256, scores, out)
+    compiled._labels(plan, block, 256, scores, out)
     np.testing.assert_array_equal(out, labels)
     Xr = np.array([X[0]] * 256)  # inputs in each draw's bins: the cut just below is exceeded
     for a, f in enumerate(plan.features):

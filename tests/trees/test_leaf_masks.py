@@ -19,6 +19,7 @@ from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
 from reliquant.trees import kernel
 from reliquant.trees.anytime import warm_up
 from reliquant.trees.box_mass import CorrelatedNormal, IndependentNormal
+from reliquant.trees.kernel import agreement, compiled
 from reliquant.trees.plan import LEAF_CUT, MASK_LEAVES, MASK_MIN_TREES, build_plan
 from reliquant.trees.readers import extract_ensemble
 
@@ -102,7 +103,7 @@ def _kernel_scores(plan, bins):
     block[:, :n] = bins
     scores = np.zeros((len(plan.const_scores), width))
     out = np.zeros(width, dtype=np.int64)
-    kernel._labels(plan, block, n, scores, out)
+    compiled._labels(plan, block, n, scores, out)
     return scores[:, :n], out[:n]
 
 
@@ -244,4 +245,4 @@ def test_compile_for_type_key_separates_plans_as_numba_does(data):
     plans.append(plans[0]._replace(y=np.int32(0)))
     for p in plans:
         for q in plans:
-            assert (kernel._type_key(p) == kernel._type_key(q)) == (typeof(p) == typeof(q))
+            assert (agreement._type_key(p) == agreement._type_key(q)) == (typeof(p) == typeof(q))

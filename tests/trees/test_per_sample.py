@@ -290,11 +290,11 @@ def test_bounded_noise_above_every_threshold_is_fully_robust():
 # ----------------------------------------------------------------------------- engine
 def test_tables_refuse_engine_bounds_wider_than_tol(monkeypatch):
     """A table never stores the midpoint of an unconverged search as 'exact'."""
-    import reliquant.trees.reproduction.per_sample as per_sample
+    import reliquant.trees.reproduction.sample_methods as sample_methods
 
-    real = per_sample.exact_robustness
+    real = sample_methods.exact_robustness
     monkeypatch.setattr(
-        per_sample, "exact_robustness", lambda *a, **k: real(*a, **k, max_boxes=1, batch=1)
+        sample_methods, "exact_robustness", lambda *a, **k: real(*a, **k, max_boxes=1, batch=1)
     )
     x, y = _data(d=2)
     ens = extract_ensemble(fit_decision_tree(x, y, max_depth=3, seed=5))

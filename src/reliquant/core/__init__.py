@@ -2,13 +2,15 @@
 
 Modules
 -------
-io           atomic parquet / figure / text writers, the uint8 image column codec
+io           (package) atomic writers, verified parquet reads and their content digest,
+             sealed zip files, the damaged-output check, the uint8 image column codec
 temporaries  the writers' temporary files named after their writer; stale ones told from live ones
 seeding      per-block random generators derived from one config seed
 runlog       logging set-up and the progress-bar switch of workflow jobs
 progress     progress bars of long library calls (``progress=``; on in a terminal only)
 plotting     the shared figure style and palette
-datasets     checksum verification, IDX (MNIST) parsing and loading, Pima and Iris tables
+datasets     (package) checksum verification, IDX (MNIST) parsing and loading, Pima and Iris
+             tables, the tabular benchmark sets
 errors       ConfigError, shared by config and custom
 config       reading config.yaml (+ overlays) outside Snakemake, merged as Snakemake does
 configyaml   one config file read strictly and bounded (size, aliases expanded), merge keys

@@ -16,6 +16,8 @@ Modules
 classifier          categorical NBC with eq. 18 smoothing, cross-validated alpha
 uncertainty         u_m, u_H, and the bootstrap-ensemble u_a, u_t, u_e
 robustness_metrics  eps_glob (eq. 13) and eps_loc (Theorem 6.1) in log space
+encoding            a table's columns as category codes (CategoryEncoder: declared, seen or refused)
+sklearn_models      scikit-learn's CategoricalNB (or a Pipeline ending in one) read as an NBCModel
 scoring             a user's own model (ours or sklearn's CategoricalNB) and table, scored;
                     with a bootstrap ensemble, also u_m .. u_e
 custom              a workflow ``custom:`` case of kind nbc: fit on a train table, score a test table
@@ -23,15 +25,10 @@ reproduction        the paper's synthetic study, figures, claims and doc blocks 
 """
 
 from reliquant.nbc.classifier import NBCModel, cv_alpha, fit_nbc, log_factors, log_joint, predict
+from reliquant.nbc.encoding import CategoryEncoder
 from reliquant.nbc.robustness_metrics import eps_glob, eps_loc
-from reliquant.nbc.scoring import (
-    CategoryEncoder,
-    FittedTable,
-    bootstrap_uncertainty,
-    fit_table,
-    from_sklearn,
-    robustness,
-)
+from reliquant.nbc.scoring import FittedTable, bootstrap_uncertainty, fit_table, robustness
+from reliquant.nbc.sklearn_models import from_sklearn
 from reliquant.nbc.uncertainty import ensemble_uncertainty, u_entropy, u_max_prob
 
 __all__ = [

@@ -1,24 +1,8 @@
 """Robustness of a user's own Naive Bayes predictions: tables in, one row per prediction out.
 
-:class:`CategoryEncoder` maps the columns of a pandas DataFrame to the integer codes the
-classifier works with. Which columns it accepts, and where each column's categories come from:
-
-* **declared categories** (a ``categories={column: [values, ...]}`` argument, or a pandas
-  ``Categorical`` column, whose ``categories`` are used, unused ones included): every declared
-  value gets a code, in the declared order, whether or not it occurs in training. A test
-  value that is declared but unseen in training is scored with eq. 18's smoothing,
-  ``p(f_i | c) = alpha / (n(c) + alpha |F_i|)`` with ``|F_i|`` the number of declared
-  categories; a training value outside the declared ones is an error;
-* **otherwise** the values seen in training, sorted: integers, strings, booleans, and
-  integer-valued floats (``2.0`` and ``2`` are one category);
-* a column holding **non-integer numbers** (raw measurements such as 5.1, 3.5, ...) that is
-  not declared is refused at fit, naming the column: this classifier is categorical, so bin
-  it first (``pandas.cut`` / ``pandas.qcut`` give a ``Categorical``) or declare its values.
-
-A test value outside a column's categories, or a missing value, is an error naming the
-column and the value (a test set encoded on its own would silently map its values to other
-codes and give wrong robustness: eps_loc 0.140 became 0.011 in one case). Columns are matched
-by name, in any order; a missing or extra column is refused with both lists.
+A table's columns are encoded by :class:`reliquant.nbc.encoding.CategoryEncoder` (which
+categories each column has, and what is refused: :mod:`reliquant.nbc.encoding`); a fitted
+scikit-learn ``CategoricalNB`` is read by :mod:`reliquant.nbc.sklearn_models`.
 
 :func:`robustness` scores a fitted model, ours (:class:`reliquant.nbc.NBCModel`) or
 scikit-learn's ``CategoricalNB``, on a table: the prediction (eq. 2), eps_glob (Theorem 5.2,
@@ -29,7 +13,6 @@ table with one class, or a float column is refused there.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,7 +29,9 @@ from reliquant.nbc.classifier import (
     log_factors,
     log_joint,
 )
+from reliquant.nbc.encoding import CategoryEncoder
 from reliquant.nbc.robustness_metrics import eps_glob, eps_loc
+from reliquant.nbc.sklearn_models import from_sklearn, sklearn_columns, unpipe
 from reliquant.nbc.uncertainty import (
     bootstrap_conditionals,
     conditional,
@@ -70,207 +55,6 @@ __all__ = [
 DEFAULT_ALPHAS = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0)
 #: The columns ``robustness(..., bootstrap=M)`` adds: the uncertainty metrics of Section 4.
 UNCERTAINTY_COLUMNS = ("u_m", "u_H", "u_a", "u_t", "u_e")
-
-
-def _missing(values: pd.Series) -> np.ndarray:
-    return values.isna().to_numpy()
-
-
-def _shown(values: Sequence[Any], limit: int = 10) -> str:
-    """``values`` as a list for an error message, cut after ``limit`` entries."""
-    values = list(values)
-    return f"{values[:limit]}{' ...' if len(values) > limit else ''}"
-
-
-def _declared_categories(col: Any, values: Any, source: str) -> tuple[Any, ...]:
-    """The declared categories of column ``col`` as normalised values, checked: a non-empty
-    list without missing values or repeats."""
-    if isinstance(values, str | bytes) or not hasattr(values, "__iter__"):
-        raise TypeError(f"{source} for column {col!r} must be a list of categories; got {values!r}")
-    cats = [_normal_value(v) for v in values]
-    if not cats:
-        raise ValueError(f"{source} for column {col!r} is empty: declare at least one category")
-    for v in cats:
-        if v is None or v is pd.NA or v is pd.NaT or (isinstance(v, float) and math.isnan(v)):
-            raise ValueError(f"{source} for column {col!r} holds a missing value ({v!r})")
-    repeated = sorted({repr(v) for v in cats if cats.count(v) > 1})
-    if repeated:
-        raise ValueError(f"{source} for column {col!r} repeats {', '.join(repeated)}")
-    return tuple(cats)
-
-
-@dataclass(frozen=True)
-class CategoryEncoder:
-    """Per column, its categories: code ``k`` is the k-th. Declared categories (a
-    ``categories=`` mapping or a pandas ``Categorical`` column) keep their declared order;
-    otherwise the values seen in training, sorted (module docstring)."""
-
-    columns: tuple[Any, ...]
-    categories: tuple[tuple[Any, ...], ...]
-
-    @classmethod
-    def fit(
-        cls, frame: pd.DataFrame, categories: Mapping[Any, Sequence[Any]] | None = None
-    ) -> CategoryEncoder:
-        """The categories of every column of the training table ``frame``.
-
-        ``categories``: optional ``{column: [category, ...]}``, the column's possible values
-        (training values must be among them; the others get eq. 18's smoothed probability).
-        A pandas ``Categorical`` column declares its own ``categories``. A column holding
-        non-integer numbers must be declared (or binned), else ``ValueError``.
-        """
-        if not isinstance(frame, pd.DataFrame):
-            raise TypeError(f"expected a pandas DataFrame; got {type(frame).__name__}")
-        repeated = frame.columns[frame.columns.duplicated()].unique().tolist()
-        if repeated:
-            raise ValueError(f"column names must be unique; repeated: {repeated}")
-        declared = {} if categories is None else dict(categories)
-        unknown = [c for c in declared if c not in frame.columns]
-        if unknown:
-            raise ValueError(
-                f"categories= names {unknown}, not columns of the table {list(frame.columns)}"
-            )
-        cats = []
-        for col in frame.columns:
-            values = frame[col]
-            if _missing(values).any():
-                row = frame.index[_missing(values)][0]
-                raise ValueError(f"column {col!r} has a missing value in training row {row!r}")
-            norm = _normalise(values)
-            if col in declared:
-                source = "categories="
-                col_cats = _declared_categories(col, declared[col], source)
-            elif isinstance(values.dtype, pd.CategoricalDtype):
-                source = "the Categorical's categories"
-                col_cats = _declared_categories(col, values.cat.categories.tolist(), source)
-            else:
-                _refuse_raw_numbers(col, norm)
-                cats.append(tuple(sorted(set(norm), key=_sort_key)))
-                continue
-            known = set(col_cats)
-            outside = [j for j, v in enumerate(norm) if v not in known]
-            if outside:
-                raise ValueError(
-                    f"column {col!r} holds {norm[outside[0]]!r} in training row "
-                    f"{frame.index[outside[0]]!r}, not among its declared categories "
-                    f"{_shown(col_cats)} (from {source})"
-                )
-            cats.append(col_cats)
-        return cls(tuple(frame.columns), tuple(cats))
-
-    @property
-    def n_values(self) -> list[int]:
-        """``|F_i|`` of every column."""
-        return [len(c) for c in self.categories]
-
-    def transform(self, frame: pd.DataFrame, *, ignore: Sequence[Any] = ()) -> np.ndarray:
-        """Integer codes (n, N) of ``frame``'s columns, matched by name (any order).
-
-        A training column that ``frame`` lacks, or a column of ``frame`` that is neither a
-        training column nor in ``ignore``, is refused with both lists of columns.
-        """
-        absent = [c for c in self.columns if c not in frame.columns]
-        extra = [c for c in frame.columns if c not in self.columns and c not in ignore]
-        if absent or extra:
-            parts = [f"lacks the training columns {absent}"] if absent else []
-            parts += [f"has columns not seen in training {extra}"] if extra else []
-            raise ValueError(
-                f"the table {' and '.join(parts)} (columns are matched by name; training "
-                f"columns: {list(self.columns)}; given: {list(frame.columns)})"
-            )
-        out = np.empty((len(frame), len(self.columns)), dtype=np.int64)
-        for i, (col, cats) in enumerate(zip(self.columns, self.categories, strict=True)):
-            values = frame[col]
-            if _missing(values).any():
-                row = frame.index[_missing(values)][0]
-                raise ValueError(f"column {col!r} has a missing value in row {row!r}")
-            lookup = {v: k for k, v in enumerate(cats)}
-            norm = _normalise(values)
-            codes = [lookup.get(v, -1) for v in norm]
-            if -1 in codes:
-                bad = norm[codes.index(-1)]
-                raise ValueError(
-                    f"column {col!r} holds {bad!r}, a category neither seen in training nor "
-                    f"declared (known: {_shown(cats)}; to score a value that training lacks, "
-                    "declare it at fit: fit_table(..., categories={column: [...]}) or a "
-                    "pandas Categorical column)"
-                )
-            out[:, i] = codes
-        return out
-
-
-def _refuse_raw_numbers(col: Any, norm: list[Any]) -> None:
-    """Refuse an undeclared column holding non-integer numbers (module docstring)."""
-    numbers = [v for v in norm if isinstance(v, float)]
-    if numbers:
-        raise ValueError(
-            f"column {col!r} holds non-integer numbers ({len(set(norm))} distinct values, e.g. "
-            f"{numbers[0]!r}): this Naive Bayes is categorical, so bin the column first, e.g. "
-            f"table[{col!r}] = pandas.cut(table[{col!r}], bins=5) or pandas.qcut(..., q=4), "
-            f"or declare its values with fit_table(..., categories={{{col!r}: [...]}})"
-        )
-
-
-def _normal_value(v: Any) -> Any:
-    """A Python value, integer-valued floats as ints (2.0 and 2 are one category)."""
-    if isinstance(v, np.generic):
-        v = v.item()
-    if isinstance(v, float) and v.is_integer():
-        v = int(v)
-    return v
-
-
-def _normalise(values: pd.Series) -> list[Any]:
-    """The column's values as Python values (:func:`_normal_value`)."""
-    return [_normal_value(v) for v in values.tolist()]
-
-
-def _sort_key(v: Any) -> tuple[str, Any]:
-    return (type(v).__name__, v)
-
-
-def _is_pipeline(model: Any) -> bool:
-    return type(model).__name__ == "Pipeline" and hasattr(model, "steps")
-
-
-def _unpipe(model: Any, X: Any) -> tuple[Any, Any]:
-    """A scikit-learn ``Pipeline`` whose last step is a ``CategoricalNB``, as that step and
-    ``X`` transformed by the steps before it (``pipeline[:-1].transform(X)``, what the
-    pipeline's own ``predict`` does); any other model and ``X`` as they come. A pipeline
-    that ends otherwise is a TypeError naming its last step."""
-    if not _is_pipeline(model):
-        return model, X
-    last = model.steps[-1][1]
-    if type(last).__name__ != "CategoricalNB":
-        raise TypeError(
-            f"the pipeline's last step is {type(last).__name__}: a pipeline is scored through "
-            "its last step, which must be a fitted sklearn.naive_bayes.CategoricalNB"
-        )
-    return last, model[:-1].transform(X) if len(model.steps) > 1 else X
-
-
-def from_sklearn(model: Any) -> NBCModel:
-    """Our :class:`NBCModel` holding a fitted scikit-learn ``CategoricalNB``'s probabilities.
-
-    ``CategoricalNB`` smooths only the conditionals (its prior is the plain relative
-    frequency, unlike eq. 18), so the result reproduces *its* predictions exactly; features
-    are its integer codes ``0 .. n_categories_[i] - 1``.
-    """
-    if _is_pipeline(model):
-        raise TypeError(
-            "from_sklearn takes the CategoricalNB itself: from_sklearn(pipeline[-1]), with "
-            "the inputs transformed as pipeline[:-1].transform(X); robustness(pipeline, X) "
-            "takes the whole pipeline"
-        )
-    if type(model).__name__ != "CategoricalNB" or not hasattr(model, "feature_log_prob_"):
-        raise TypeError(
-            f"expected a fitted sklearn.naive_bayes.CategoricalNB; got {type(model).__name__}"
-        )
-    return NBCModel(
-        log_prior=np.asarray(model.class_log_prior_, dtype=np.float64),
-        log_cond=tuple(np.asarray(t, dtype=np.float64) for t in model.feature_log_prob_),
-        alpha=float(model.alpha),
-    )
 
 
 @dataclass(frozen=True)
@@ -369,23 +153,6 @@ def fit_table(
         train_labels=y,
         target=target,
     )
-
-
-def _sklearn_columns(model: Any, X: pd.DataFrame | np.ndarray) -> pd.DataFrame | np.ndarray:
-    """``X``'s columns in the order of a ``CategoricalNB`` fitted on a DataFrame
-    (``feature_names_in_``), matched by name; missing or extra names are refused."""
-    names = getattr(model, "feature_names_in_", None)
-    if names is None or not isinstance(X, pd.DataFrame):
-        return X
-    names = list(names)
-    absent = [c for c in names if c not in X.columns]
-    extra = [c for c in X.columns if c not in names]
-    if absent or extra:
-        raise ValueError(
-            f"the table's columns do not match the model's features: missing {absent}, "
-            f"extra {extra} (the model's features: {names}; given: {list(X.columns)})"
-        )
-    return X[names]
 
 
 def _refuse_infinite(X: pd.DataFrame) -> None:
@@ -497,7 +264,7 @@ def robustness(
         if train is None and model.train_codes is not None:
             train = (model.train_codes, model.train_labels)
     else:
-        model, X = _unpipe(model, X)  # a Pipeline ending in CategoricalNB: X transformed
+        model, X = unpipe(model, X)  # a Pipeline ending in CategoricalNB: X transformed
         if bootstrap is not None and not isinstance(model, NBCModel):
             raise TypeError(
                 "bootstrap uncertainty needs our eq. 18 NBC (fit_table, or an NBCModel with "
@@ -506,7 +273,7 @@ def robustness(
         nbc = model if isinstance(model, NBCModel) else from_sklearn(model)
         if not isinstance(model, NBCModel):
             classes = np.asarray(model.classes_)  # predict's labels, as predict returns them
-            X = _sklearn_columns(model, X)
+            X = sklearn_columns(model, X)
         if isinstance(X, pd.DataFrame):
             _refuse_infinite(X)
         codes = X.to_numpy() if isinstance(X, pd.DataFrame) else np.asarray(X)

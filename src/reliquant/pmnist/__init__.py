@@ -18,7 +18,8 @@ corruptions   the uint8 <-> [-1, 1] pipeline and the 12 batch corruptions
 registry      corruptions by name: parameter types/bounds, one level's parameters, validation
 fields        the random fields of a batch, drawn per image from counter-based block streams
 streams       NumPy's PCG64 stream, normal and uniform draws, compiled (numba), bit for bit
-fused         each corruption as one compiled per-image loop, fields included (generation)
+fused         (package) each corruption as one compiled per-image loop, fields included
+              (generation): compiled code in one module, per-level constants, dispatch
 reproduction  the perturbed set as the workflow builds it, calibration, figures (see its docstring)
 """
 

@@ -29,7 +29,8 @@ noise         noise around one input: Gaussian (scalar, per-feature or covarianc
 inputs        a user's sample (array, Series, DataFrame) and noise matched to the model's
               features, by name when both have names
 plan          the compiled sampler's plan: in-play features, their bins, the live trees
-kernel        the numba kernel that draws bins, evaluates live trees and counts agreements
+kernel        (package) the numba kernel that draws bins, evaluates live trees and counts
+              agreements: compiled code in one module, threads, the score store, the counts
 kernel_cache  every numba kernel compiled in one go, once per machine (rule trees_kernels)
 confidence    an anytime-valid confidence sequence for a Bernoulli mean (betting)
 anytime       robustness(): certify first, sample the undecided part, stop at a budget

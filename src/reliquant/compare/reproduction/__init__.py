@@ -14,8 +14,11 @@ mnist        the MNIST subsample (clean test images and each corruption at chose
 tabular      Pima (XGBoost, tree robustness, a noise shift), the NBC paper's synthetic cells
              (read from the nbc topic's outputs), a scikit-learn table (breast cancer or
              wine) discretised for a Naive Bayes, with a synthetic shift
-evaluation   AU-ARC with bootstrap intervals per case and on the pooled shifted predictions,
-             score ranks, accuracy-rejection curves on a grid, the hybrid per condition
+evaluation   AU-ARC per data set, case, split and part, the noise scale of grid scores,
+             accuracy-rejection curves on a grid; every evaluation name importable from it
+cases        a data set's cases and conditions: pooled cases, the case of a condition
+contrasts    scores contrasted over splits: paper 000's rule, the declared comparisons, the
+             headline, the hybrid per condition, Holm's adjusted p-values
 paper        the claim "robustness flags unreliable predictions better than uncertainty
              under shift", judged per data set (``paper_tables``)
 figures      accuracy-rejection curves (a panel per data set) and the heat map of ranks

@@ -21,30 +21,39 @@ ratio is compared with the compiled Monte Carlo.
 * :func:`anytime_norta_robustness` - NORTA noise by :func:`reliquant.trees.anytime.robustness`
   in its deterministic mode (Figure 4 of 002); :func:`anytime_norta_tables` the same for
   several models on one test set (the Pima sensitivity cells), sample by sample.
+
+The NORTA tables live in :mod:`reliquant.trees.reproduction.norta_samples`, what every table
+shares (the grid's size, the engine held to its tol) in
+:mod:`reliquant.trees.reproduction.sample_methods`; both are importable from here too.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import math
 from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from tqdm import tqdm
 
-from reliquant.core.runlog import progress_enabled
 from reliquant.core.seeding import block_int_seed, block_rng
-from reliquant.trees.anytime import CHUNK, robustness, warm_up
-from reliquant.trees.box_mass import IndependentNormal, NortaNoise
-from reliquant.trees.boxes import grid_counts, grid_robustness
-from reliquant.trees.engine import EngineResult, exact_robustness
-from reliquant.trees.kernel import shared_normal_scores
+from reliquant.trees.anytime import warm_up
+from reliquant.trees.box_mass import IndependentNormal
+from reliquant.trees.boxes import grid_robustness
 from reliquant.trees.monte_carlo import compiled_monte_carlo, monte_carlo_robustness
-from reliquant.trees.noise import Norta
-from reliquant.trees.reproduction.data import MarginalSpec, marginals_at
+from reliquant.trees.reproduction.norta_samples import (
+    ANYTIME_SCHEMA,
+    NORTA_METHODS,
+    anytime_norta_robustness,
+    anytime_norta_tables,
+    norta_robustness,
+    norta_schema,
+)
+from reliquant.trees.reproduction.sample_methods import (
+    certified_robustness,
+    grid_size,
+    progress_over,
+)
 from reliquant.trees.structure import TreeEnsemble
 
 __all__ = [
@@ -65,31 +74,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-
-def grid_size(ensemble: TreeEnsemble, noise, mu: np.ndarray, prune: float | None) -> int:
-    """Number of boxes the paper's grid enumerates (eq. 3), all or meeting the ``prune``
-    bounding box, without enumerating them (:func:`reliquant.trees.boxes.grid_counts`)."""
-    return math.prod(grid_counts(ensemble, noise, mu, prune))
-
-
-def certified_robustness(
-    ensemble: TreeEnsemble, noise, mu: np.ndarray, *, tol: float
-) -> EngineResult:
-    """The exact engine, checked: a table never holds the midpoint of bounds wider than the
-    configured ``tol`` (raises instead)."""
-    r = exact_robustness(ensemble, noise, mu, tol=tol)
-    if not r.converged:
-        raise RuntimeError(
-            f"exact engine did not reach tol={tol:g} (bounds [{r.lower:.6g}, "
-            f"{r.upper:.6g}] after {r.n_boxes:,} boxes, {r.n_active_features} active "
-            "features); raise tol or use Monte Carlo for this model"
-        )
-    return r
-
-
-def _progress(items: Sequence, desc: str):
-    return tqdm(items, desc=desc, disable=not progress_enabled(), leave=False)
 
 
 # --------------------------------------------------------------------------------------
@@ -121,7 +105,7 @@ def box_comparison(
     Columns: :data:`TABLE1_SCHEMA`.
     """
     rows = []
-    for j, mu in enumerate(_progress(np.asarray(x_test, dtype=np.float64), "table1")):
+    for j, mu in enumerate(progress_over(np.asarray(x_test, dtype=np.float64), "table1")):
         noise = IndependentNormal.from_variance(mu, variance)
         full = grid_robustness(ensemble, noise, mu, prune=None)
         pruned = grid_robustness(ensemble, noise, mu, prune=level)
@@ -205,7 +189,7 @@ def runtime_comparison(
     rows, times = [], []
     warm_up(full=False)  # the kernels count_agree runs (what the timings call), not the tests'
     n_grid = ensemble.n_grid_boxes()
-    for j, mu in enumerate(_progress(np.asarray(x_test, dtype=np.float64), "table2")):
+    for j, mu in enumerate(progress_over(np.asarray(x_test, dtype=np.float64), "table2")):
         noise = IndependentNormal.from_variance(mu, variance)
         row: dict = {"sample": j + 1, "true_label": int(y_test[j]), "grid_boxes": n_grid}
         t: dict = {"sample": j + 1}
@@ -272,7 +256,7 @@ def mc_comparison(
     rows = []
     x_test = np.asarray(x_test, dtype=np.float64)
     for v_idx, variance in enumerate(variances):
-        for j, mu in enumerate(_progress(x_test, f"table3 var={variance}")):
+        for j, mu in enumerate(progress_over(x_test, f"table3 var={variance}")):
             noise = IndependentNormal.from_variance(mu, variance)
             exact = certified_robustness(ensemble, noise, mu, tol=tol)
             b_pruned = grid_size(ensemble, noise, mu, level)
@@ -303,218 +287,3 @@ def mc_comparison(
 # --------------------------------------------------------------------------------------
 # NORTA noise: Figure 5 (001) by engine or Monte Carlo, Figure 4 (002) by the anytime method
 # --------------------------------------------------------------------------------------
-NORTA_METHODS = ("engine", "monte_carlo")
-
-
-def norta_schema(with_mc: bool) -> pa.Schema:
-    """Arrow schema of a :func:`norta_robustness` table (Monte Carlo columns optional)."""
-    fields = [
-        ("sample", pa.int32()),
-        ("true_label", pa.int32()),
-        ("label", pa.int32()),
-        ("correct", pa.bool_()),
-        ("robustness", pa.float64()),
-        ("lower", pa.float64()),
-        ("upper", pa.float64()),
-        ("boxes", pa.int64()),
-    ]
-    if with_mc:
-        fields += [
-            ("mc_estimate", pa.float64()),
-            ("mc_ci_low", pa.float64()),
-            ("mc_ci_high", pa.float64()),
-        ]
-    return pa.schema(fields)
-
-
-def norta_robustness(
-    ensemble: TreeEnsemble,
-    *,
-    x_test: np.ndarray,
-    y_test: np.ndarray,
-    specs: Sequence[MarginalSpec],
-    corr: np.ndarray,
-    tol: float,
-    seed: int,
-    key: str,
-    n_draws: int,
-    abseps: float = 1e-7,
-    mass_seed: int = 0,
-    method: str = "engine",
-) -> pd.DataFrame:
-    """Robustness of each test sample under NORTA noise (paper 002 §3.2, §5.4): marginals
-    ``specs`` located at the sample, normal correlation ``corr``.
-
-    ``method="engine"``: our exact engine (box masses by Genz/QMC with absolute error target
-    ``abseps`` per box, seeded by ``mass_seed``); ``lower``/``upper`` its certified bounds,
-    ``boxes`` the boxes it bounded; with ``n_draws > 0`` a Monte Carlo check of the NORTA
-    sampler is added (``mc_*`` columns, stream ``block_rng(seed, key, j)``).
-    ``method="monte_carlo"``: ``n_draws`` draws only; ``robustness`` is the estimate,
-    ``lower``/``upper`` its 95 % Clopper-Pearson interval, ``boxes`` = -1. (The engine needs
-    one QMC integral per box under correlated noise, which is too slow for a 100-tree model.)
-    Columns: :func:`norta_schema`.
-    """
-    if method not in NORTA_METHODS:
-        raise ValueError(f"method must be one of {NORTA_METHODS}; got {method!r}")
-    if method == "monte_carlo" and n_draws < 1:
-        raise ValueError(f"method monte_carlo needs n_draws >= 1; got {n_draws}")
-    rows = []
-    x_test = np.asarray(x_test, dtype=np.float64)
-    for j, mu in enumerate(_progress(x_test, key)):
-        noise = NortaNoise(mu, marginals_at(specs, mu), corr, seed=mass_seed, abseps=abseps)
-        label = ensemble.predict(mu[None, :])[0]
-        row = {
-            "sample": j + 1,
-            "true_label": int(y_test[j]),
-            "label": int(label),
-            "correct": bool(int(label) == int(y_test[j])),
-        }
-        mc = None
-        if n_draws > 0:
-            mc = monte_carlo_robustness(ensemble, noise, mu, n_draws, block_rng(seed, key, j))
-        if method == "engine":
-            exact = certified_robustness(ensemble, noise, mu, tol=tol)
-            row.update(
-                robustness=exact.robustness,
-                lower=exact.lower,
-                upper=exact.upper,
-                boxes=exact.n_boxes,
-            )
-            if mc is not None:
-                row.update(mc_estimate=mc.estimate, mc_ci_low=mc.ci_low, mc_ci_high=mc.ci_high)
-        else:
-            row.update(robustness=mc.estimate, lower=mc.ci_low, upper=mc.ci_high, boxes=-1)
-        rows.append(row)
-    return pd.DataFrame(rows)
-
-
-#: Arrow schema of an :func:`anytime_norta_robustness` table (``pima.parquet``).
-ANYTIME_SCHEMA = pa.schema(
-    [
-        ("sample", pa.int32()),
-        ("true_label", pa.int32()),
-        ("label", pa.int32()),
-        ("correct", pa.bool_()),
-        ("robustness", pa.float64()),
-        ("ci_low", pa.float64()),
-        ("ci_high", pa.float64()),
-        ("lower", pa.float64()),
-        ("upper", pa.float64()),
-        ("exact", pa.bool_()),
-        ("n_draws", pa.int64()),
-        ("boxes", pa.int64()),
-        ("stop", pa.string()),
-    ]
-)
-
-
-def anytime_norta_robustness(
-    ensemble: TreeEnsemble,
-    *,
-    x_test: np.ndarray,
-    y_test: np.ndarray,
-    specs: Sequence[MarginalSpec],
-    corr: np.ndarray,
-    confidence: float,
-    half_width: float,
-    max_draws: int,
-    max_boxes: int,
-    tol: float,
-    abseps: float,
-    seed: int,
-    key: str,
-) -> pd.DataFrame:
-    """Robustness of each test sample under NORTA noise (paper 002 §3.2, §5.4: marginals
-    ``specs`` located at the sample, normal correlation ``corr``) by
-    :func:`reliquant.trees.anytime.robustness` with
-    ``Norta(specs, corr)`` in its deterministic mode: the branch and bound certifies at most
-    ``max_boxes`` boxes (QMC masses with error target ``abseps``, seeded
-    ``block_int_seed(seed, key, "qmc")``), then the compiled kernel draws plain NORTA samples
-    in fixed rounds until the ``confidence`` interval's half-width is at most ``half_width``
-    or ``max_draws`` draws are spent (sample ``j`` seeded ``block_int_seed(seed, key, j)``).
-    No wall-clock limit enters, so the table depends on the seeds only.
-
-    Columns (:data:`ANYTIME_SCHEMA`): ``robustness`` the point estimate; ``ci_low``/``ci_high``
-    the anytime-valid interval that holds R with probability >= ``confidence`` (per sample);
-    ``lower``/``upper`` the certified bounds; ``exact``: ``upper - lower <= tol``;
-    ``n_draws`` kernel draws, ``boxes`` boxes certified, ``stop`` why sampling stopped.
-    """
-    return anytime_norta_tables(
-        [(ensemble, specs, corr)],
-        x_test=x_test,
-        y_test=y_test,
-        confidence=confidence,
-        half_width=half_width,
-        max_draws=max_draws,
-        max_boxes=max_boxes,
-        tol=tol,
-        abseps=abseps,
-        seed=seed,
-        key=key,
-    )[0]
-
-
-def anytime_norta_tables(
-    models: Sequence[tuple[TreeEnsemble, Sequence[MarginalSpec], np.ndarray]],
-    *,
-    x_test: np.ndarray,
-    y_test: np.ndarray,
-    confidence: float,
-    half_width: float,
-    max_draws: int,
-    max_boxes: int,
-    tol: float,
-    abseps: float,
-    seed: int,
-    key: str,
-) -> list[pd.DataFrame]:
-    """:func:`anytime_norta_robustness` of each ``(ensemble, specs, corr)`` of ``models`` on
-    the same test samples and settings: the same tables, one per model, computed sample by
-    sample (every model in turn on sample ``j``, whose draws are seeded alike in every
-    model) inside :func:`reliquant.trees.kernel.shared_normal_scores`, so that the normal
-    scores of sample ``j``'s NORTA draws are made once for all models that share their
-    in-play features and correlation (the cells of the Pima sensitivity table)."""
-    noises = [
-        Norta(list(specs), corr, abseps=abseps, seed=block_int_seed(seed, key, "qmc") % 2**32)
-        for _, specs, corr in models
-    ]
-    rows: list[list[dict]] = [[] for _ in models]
-    x_test = np.asarray(x_test, dtype=np.float64)
-    # the store holds one sample's chunks: every model draws its scores from the same stream
-    store = 8 * x_test.shape[1] * CHUNK * -(-int(max_draws) // CHUNK)
-    shared = shared_normal_scores(store) if len(models) > 1 else contextlib.nullcontext()
-    with shared:
-        for j, mu in enumerate(_progress(x_test, key)):
-            for (ensemble, _, _), noise, table in zip(models, noises, rows, strict=True):
-                r = robustness(
-                    ensemble,
-                    mu,
-                    noise,
-                    confidence=confidence,
-                    tol=tol,
-                    seed=block_int_seed(seed, key, j),
-                    half_width=half_width,
-                    max_draws=max_draws,
-                    max_boxes=max_boxes,
-                )
-                table.append(_anytime_row(r, j, y_test[j]))
-    return [pd.DataFrame(t, columns=ANYTIME_SCHEMA.names) for t in rows]
-
-
-def _anytime_row(r, j: int, true_label) -> dict:
-    """One row of :data:`ANYTIME_SCHEMA` from the result ``r`` for sample ``j``."""
-    return {
-        "sample": j + 1,
-        "true_label": int(true_label),
-        "label": int(r.label),
-        "correct": bool(int(r.label) == int(true_label)),
-        "robustness": r.estimate,
-        "ci_low": r.ci_low,
-        "ci_high": r.ci_high,
-        "lower": r.lower,
-        "upper": r.upper,
-        "exact": bool(r.exact),
-        "n_draws": int(r.n_draws),
-        "boxes": int(r.n_boxes),
-        "stop": r.stop,
-    }

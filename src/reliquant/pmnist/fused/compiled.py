@@ -1,54 +1,48 @@
-"""The 12 corruptions as compiled per-image pipelines: uint8 and seed in, uint8 out.
+"""Every compiled (numba) function of the fused pipelines: the per-pixel helpers, scipy's 1-D
+filters, NumPy's pairwise sum of 784 values, and one kernel per corruption
+(``images (n, 784) uint8 -> out (n, 784) uint8``).
 
-:func:`corrupt_block` gives, byte for byte, what :func:`reliquant.pmnist.fields.draw_fields`
-followed by :func:`reliquant.pmnist.registry.corrupt` gives (``tests/pmnist/test_corruptions.py``
-checks every corruption and level, and random parameters), without the float64 batch in
-between: one compiled loop per corruption takes each image through
-
-    u -> x = u / 255 * 2 - 1 -> its random fields (NumPy's PCG64 stream of the image,
-    :mod:`reliquant.pmnist.streams`) -> the corruption -> clip -> trunc((y/2 + 1/2) 255)
-
-while the image and its fields stay in the CPU cache. Every float operation is the one the
-batch code does, in the same order, with no fused multiply-add and no reassociation:
-
-* filters replicate ``scipy.ndimage`` (reflect-101 line buffers; ``uniform_filter1d``'s
-  running sum ``s += x[i + k - 1] - x[i - 1]``, output ``s / k``; ``correlate1d``'s symmetric,
-  antisymmetric and general sums);
-* the image mean is NumPy's pairwise sum (8 accumulators, blocks of 128) over the 784 pixels;
-* impulse noise salts the ``m`` smallest keys (a 256-bucket selection; an image whose m-th
-  key is tied is handed to ``numpy.argpartition``, as the batch code does);
-* brightness, a function of the grey value alone, is a 256-entry table; where a pixel gets
-  one of two values (impulse noise, snow) the output is a table look-up of the same kind.
-
-Each kernel and helper is compiled on first use and cached on disk (numba ``cache=True``).
+The float operations and their order are those of :mod:`reliquant.pmnist.corruptions`
+(:mod:`reliquant.pmnist.fused`). Every ``@njit`` function and every constant they read lives
+in this one module, on purpose: numba's disk cache (``cache=True``) keys a compiled function by
+its own file, so a kernel that called a helper of another file would, after that helper was
+edited, still load the machine code compiled from the old helper (numba follows no call into
+another file; globals are frozen into the machine code too). ``tests/core/test_import_graph.py``
+names this module as an exception to the 500-line limit, for this reason.
 """
 
 from __future__ import annotations
-
-import math
-from collections.abc import Callable, Mapping
-from fractions import Fraction
-from typing import Any
 
 import numpy as np
 from numba import njit
 
 from reliquant.pmnist import corruptions as C
-from reliquant.pmnist.fields import KIND_CODES, image_states
-from reliquant.pmnist.kernels import area_matrix, gaussian_kernel, reflect101
-from reliquant.pmnist.registry import check_level, get_spec
 from reliquant.pmnist.streams import fill_normal, fill_uniform
 
 __all__ = [
-    "BLOCKS",
+    "JIT",
+    "N",
+    "NP",
+    "SUM784_SIZES",
+    "SUM784_STARTS",
     "TO_FLOAT",
-    "Block",
-    "corrupt_block",
-    "poisson_breaks",
+    "contrast_kernel",
+    "defocus_blur_kernel",
+    "fill_fields",
+    "fog_kernel",
+    "frost_kernel",
+    "gaussian_noise_kernel",
+    "impulse_noise_kernel",
+    "lut_kernel",
+    "motion_blur_kernel",
+    "pixelation_kernel",
+    "shot_noise_kernel",
+    "snow_kernel",
+    "zoom_blur_kernel",
     "salt_threshold",
     "sum784",
-    "symmetry",
 ]
+
 
 N = C.SIDE
 NP = C.N_PIXELS
@@ -69,7 +63,7 @@ TO_FLOAT = np.arange(256, dtype=np.uint8).astype(np.float64) / 255.0 * 2.0 - 1.0
 #: float operation, so the bytes are the same), and numba's own IR inlining cost seconds of
 #: compilation per kernel, paid by every job of a fresh checkout (a helper is compiled once
 #: and cached; see also the block arrays of :func:`_sum784` and the array copy in
-#: :func:`_motion_blur`).
+#: :func:`motion_blur_kernel`).
 JIT = {"cache": True, "error_model": "numpy"}
 
 
@@ -193,20 +187,6 @@ def _corr_down(x, y, w, sym):
                         y[t, c] += (x[r1, c] - x[r2, c]) * wq
 
 
-def symmetry(weights: np.ndarray) -> int:
-    """scipy's test: odd length and ``|w[c+i] -/+ w[c-i]| <= DBL_EPSILON`` (1 / -1), else 0."""
-    w = np.asarray(weights, dtype=np.float64)
-    k, h = w.size, w.size // 2
-    if k % 2 == 0:
-        return 0
-    eps = np.finfo(np.float64).eps
-    if all(abs(w[h + i] - w[h - i]) <= eps for i in range(1, h + 1)):
-        return 1
-    if all(abs(w[h + i] + w[h - i]) <= eps for i in range(1, h + 1)):
-        return -1
-    return 0
-
-
 #: NumPy's pairwise sum of 784 values in eight blocks: their starts and sizes. Read from arrays,
 #: so that :func:`_sum_block` is compiled once: constant arguments would compile it once per
 #: value (numba types them as literals).
@@ -261,7 +241,7 @@ def _sum784(a):
 
 
 @njit(**JIT)
-def _lut(images, out, table):
+def lut_kernel(images, out, table):
     a = images.reshape(-1)
     b = out.reshape(-1)
     for t in range(a.size):
@@ -275,7 +255,7 @@ def sum784(a):
 
 
 @njit(**JIT)
-def _contrast(images, out, c):
+def contrast_kernel(images, out, c):
     x = np.empty(NP)
     y = np.empty(NP)
     g = 1.0 + c
@@ -288,7 +268,7 @@ def _contrast(images, out, c):
 
 
 @njit(**JIT)
-def _defocus_blur(images, out, k, a):
+def defocus_blur_kernel(images, out, k, a):
     x = np.empty(NP)
     y = np.empty(NP)
     t1 = np.empty((N, N))
@@ -314,7 +294,7 @@ def _defocus_blur(images, out, k, a):
 
 
 @njit(**JIT)
-def _fog(images, out, states, ih, il, kinds, mask, f, noise_std):
+def fog_kernel(images, out, states, ih, il, kinds, mask, f, noise_std):
     x = np.empty(NP)
     y = np.empty(NP)
     fields = np.empty((kinds.size, NP))
@@ -330,7 +310,7 @@ def _fog(images, out, states, ih, il, kinds, mask, f, noise_std):
 
 
 @njit(**JIT)
-def _frost(images, out, states, ih, il, kinds, g, sym, field_std, threshold, mns, below, amp):
+def frost_kernel(images, out, states, ih, il, kinds, g, sym, field_std, threshold, mns, below, amp):
     x = np.empty(NP)
     y = np.empty(NP)
     mk = np.empty(NP)
@@ -358,7 +338,7 @@ def _frost(images, out, states, ih, il, kinds, g, sym, field_std, threshold, mns
 
 
 @njit(**JIT)
-def _gaussian_noise(images, out, states, ih, il, kinds, mean, std):
+def gaussian_noise_kernel(images, out, states, ih, il, kinds, mean, std):
     x = np.empty(NP)
     y = np.empty(NP)
     fields = np.empty((kinds.size, NP))
@@ -413,7 +393,7 @@ def salt_threshold(u, m):
 
 
 @njit(**JIT)
-def _impulse_noise(images, out, states, ih, il, kinds, m, table):
+def impulse_noise_kernel(images, out, states, ih, il, kinds, m, table):
     """Salt the ``m`` smallest keys: ``out = table[salted, u]`` (rows: ``x`` and ``x + amount``
     through the pipeline). Returns the images whose m-th key is tied (to redo)."""
     fields = np.empty((kinds.size, NP))
@@ -433,7 +413,7 @@ def _impulse_noise(images, out, states, ih, il, kinds, m, table):
 
 
 @njit(**JIT)
-def _motion_blur(images, out, k, cols):
+def motion_blur_kernel(images, out, k, cols):
     """Box ``k`` down the columns, then column ``j`` of the result is column ``cols[j]``."""
     x = np.empty(NP)
     y = np.empty(NP)
@@ -453,7 +433,7 @@ def _motion_blur(images, out, k, cols):
 
 
 @njit(**JIT)
-def _pixelation(images, out, starts, cols, weights, s, idx):
+def pixelation_kernel(images, out, starts, cols, weights, s, idx):
     """Area resampling (the sparse matrix row by row, terms in order), nearest up, min-max.
 
     Both passes run over contiguous rows: the first on the image, the second on the
@@ -500,7 +480,7 @@ def _pixelation(images, out, starts, cols, weights, s, idx):
 
 
 @njit(**JIT)
-def _shot_noise(images, out, states, ih, il, kinds, breaks):
+def shot_noise_kernel(images, out, states, ih, il, kinds, breaks):
     """``x + #{m : breaks[m] <= u}`` (:func:`poisson_breaks`: the inversion's steps in u)."""
     x = np.empty(NP)
     y = np.empty(NP)
@@ -524,7 +504,7 @@ def _shot_noise(images, out, states, ih, il, kinds, breaks):
 
 
 @njit(**JIT)
-def _snow(images, out, states, ih, il, kinds, p, k, table):
+def snow_kernel(images, out, states, ih, il, kinds, p, k, table):
     """``out = table[flake, u]``: a flake where the k x k window (reflect-101) of ``u < p``
     is all true (each row of the mask a 28-bit word: the window is k shifted ANDs)."""
     fields = np.empty((kinds.size, NP))
@@ -565,7 +545,7 @@ def _snow(images, out, states, ih, il, kinds, p, k, table):
 
 
 @njit(**JIT)
-def _zoom_blur(images, out, w, sym, k):
+def zoom_blur_kernel(images, out, w, sym, k):
     x = np.empty(NP)
     t1 = np.empty((N, N))
     t2 = np.empty((N, N))
@@ -587,174 +567,7 @@ def _zoom_blur(images, out, w, sym, k):
 
 
 @njit(**JIT)
-def _fill(fields, kinds, states, ih, il):
+def fill_fields(fields, kinds, states, ih, il):
     """``fields[f, r]`` = field ``f`` of image ``r`` (flat, 784 draws)."""
     for r in range(states.shape[0]):
         _draw(fields[:, r], kinds, states, r, ih, il)
-
-
-def poisson_breaks(lam: float) -> np.ndarray | None:
-    """The uniforms at which :func:`~reliquant.pmnist.corruptions.poisson_from_uniform` steps.
-
-    That function returns ``#{j : F(j) <= u}`` for ``u < 1/2`` and
-    ``#{j : -S(j) <= -(1 - u)}`` for ``u >= 1/2``. Uniforms are multiples of 2^-53 and
-    ``1 - u`` is exact there, so the second count is ``#{j : u >= T_j}`` with ``T_j`` the
-    first multiple of 2^-53 at or above ``1 - S(j)`` (exact rationals). Returns the sorted
-    steps ``B`` with ``count(u) = #{m : B_m <= u}`` for every such ``u`` in [0, 1), or
-    ``None`` when the two halves do not join monotonically at 1/2 (the caller then uses the
-    batch code).
-    """
-    if lam == 0:
-        return np.zeros(0)
-    cdf, sf = C.poisson_tables(lam)
-    lower = [float(v) for v in cdf if v < 0.5]
-    if any(b < a for a, b in zip(lower, lower[1:], strict=False)):
-        return None
-    scale = 2**53
-    steps = [Fraction(math.ceil((1 - Fraction(float(v))) * scale), scale) for v in sf]
-    c0 = sum(1 for t in steps if t <= Fraction(1, 2))
-    if c0 < len(lower):
-        return None
-    upper = sorted(float(t) for t in steps if t > Fraction(1, 2))
-    return np.array(lower + [0.5] * (c0 - len(lower)) + upper, dtype=np.float64)
-
-
-# --------------------------------------------------------------------------------------
-# dispatch: per-level constants in Python, the loop compiled
-# --------------------------------------------------------------------------------------
-
-
-def _brightness_block(images, out, p, rng):
-    table = C.to_uint8(C.brightness(TO_FLOAT, p, {}))
-    _lut(images, out, table)
-
-
-def _impulse_block(images, out, p, rng):
-    m = C.impulse_count(p["density"])
-    table = np.stack([C.to_uint8(TO_FLOAT), C.to_uint8(TO_FLOAT + p["amount"])])
-    tied = _impulse_noise(images, out, *rng, m, table)
-    for i in np.flatnonzero(tied):  # the batch code's own choice for a tied m-th key
-        states, ih, il, kinds = rng
-        u = np.empty((1, 1, NP))
-        _fill(u, kinds, states[i : i + 1], ih, il)
-        x = C.to_float(images[i].reshape(1, N, N))
-        out[i] = C.to_uint8(C.impulse_noise(x, p, {"u": u.reshape(1, N, N)})).reshape(-1)
-
-
-def _motion_block(images, out, p, rng):
-    k = int(p["k"])
-    offset = 0 if p["centred"] else C.motion_line_offset(k)
-    _motion_blur(images, out, k, reflect101(np.arange(N) + offset, N).astype(np.int64))
-
-
-def _pixelation_block(images, out, p, rng):
-    s = C.pixelation_side(p["f"])
-    a = area_matrix(N, s)
-    starts = np.zeros(s + 1, dtype=np.int64)
-    cols, weights = [], []
-    for o in range(s):
-        nz = np.flatnonzero(a[o])
-        cols.extend(nz.tolist())
-        weights.extend(a[o, nz].tolist())
-        starts[o + 1] = starts[o] + nz.size
-    idx = ((np.arange(N) * s) // N).astype(np.int64)
-    cols_a = np.asarray(cols, dtype=np.int64)
-    _pixelation(images, out, starts, cols_a, np.asarray(weights, dtype=np.float64), s, idx)
-
-
-def _shot_block(images, out, p, rng):
-    breaks = poisson_breaks(float(p["lam"]))
-    if breaks is None:  # never seen; the batch code stays exact
-        states, ih, il, kinds = rng
-        u = np.empty((1, images.shape[0], NP))
-        _fill(u, kinds, states, ih, il)
-        x = C.to_float(images.reshape(-1, N, N))
-        y = C.shot_noise(x, p, {"u": u.reshape(-1, N, N)})
-        out[:] = C.to_uint8(y).reshape(out.shape)
-        return
-    _shot_noise(images, out, *rng, breaks)
-
-
-def _frost_block(images, out, p, rng):
-    g = gaussian_kernel(int(p["blur_ksize"]), p["blur_sigma"])
-    _frost(
-        images,
-        out,
-        *rng,
-        g,
-        symmetry(g),
-        float(p["field_std"]),
-        float(p["threshold"]),
-        float(p["mask_noise_std"]),
-        float(p["mask_below"]),
-        float(p["level"] * p["add_noise_std"]),
-    )
-
-
-def _zoom_block(images, out, p, rng):
-    k = int(p["k"])
-    rows = p["center"] - np.arange(k, dtype=np.float64)
-    w = rows / rows.sum()
-    _zoom_blur(images, out, w, symmetry(w), k)
-
-
-Block = Callable[[np.ndarray, np.ndarray, Mapping[str, Any], tuple], None]
-
-#: The compiled pipeline of each corruption: ``(images (n, 784), out, params, stream)``.
-BLOCKS: dict[str, Block] = {
-    "brightness": _brightness_block,
-    "contrast": lambda im, out, p, rng: _contrast(im, out, float(p["c"])),
-    "defocus_blur": lambda im, out, p, rng: _defocus_blur(im, out, int(p["k"]), float(p["a"])),
-    "fog": lambda im, out, p, rng: _fog(
-        im, out, *rng, C.fog_mask(p["f"]).reshape(-1), float(p["f"]), float(p["noise_std"])
-    ),
-    "frost": _frost_block,
-    "gaussian_noise": lambda im, out, p, rng: _gaussian_noise(
-        im, out, *rng, float(p["mean"]), float(p["std"])
-    ),
-    "impulse_noise": _impulse_block,
-    "motion_blur": _motion_block,
-    "pixelation": _pixelation_block,
-    "shot_noise": _shot_block,
-    "snow": lambda im, out, p, rng: _snow(
-        im,
-        out,
-        *rng,
-        float(p["p"]),
-        C.snow_support(int(p["k"])),
-        np.stack([C.to_uint8(TO_FLOAT + 0.0), C.to_uint8(TO_FLOAT + p["amount"])]),
-    ),
-    "zoom_blur": _zoom_block,
-}
-
-
-def corrupt_block(
-    images: np.ndarray,
-    test_index: np.ndarray,
-    name: str,
-    params: Mapping[str, Any],
-    seed: int,
-    level: int,
-) -> np.ndarray:
-    """``corrupt(images, name, params, draw_fields(name, seed, level, test_index))``, compiled.
-
-    ``params`` are one level's values (:func:`reliquant.pmnist.registry.level_params`).
-    The random fields of image ``r`` are those of test index ``test_index[r]``
-    (:mod:`reliquant.pmnist.fields`), drawn inside the compiled loop.
-    """
-    images = C.check_images(images)
-    spec = get_spec(name)
-    level = check_level(level)
-    flat = np.ascontiguousarray(images).reshape(-1, NP)
-    out = np.empty_like(flat)
-    rng: tuple = ()
-    if spec.fields:
-        states, ih, il = image_states(seed, name, level, test_index)
-        if states.shape[0] != flat.shape[0]:
-            raise ValueError(
-                f"test_index must have one entry per image ({flat.shape[0]}); got {states.shape[0]}"
-            )
-        kinds = np.array([KIND_CODES[k] for _, k in spec.fields], dtype=np.int64)
-        rng = (states, ih, il, kinds)
-    BLOCKS[name](flat, out, params, rng)
-    return out.reshape(images.shape)

@@ -1,101 +1,44 @@
-"""The compiled (numba) sampler and evaluator of tree ensembles under noise.
+"""Every compiled (numba) function of the sampler: the random stream, the bins of a block of
+draws, the trees' leaves and the labels, and the kernels called from Python.
 
-Draws come in blocks of ``BLOCK``, for a :class:`reliquant.trees.plan.Plan`:
+The algorithm is described in :mod:`reliquant.trees.kernel`. Every ``@njit`` function and every
+constant they read lives in this one module, on purpose: numba's disk cache (``cache=True``)
+keys a compiled function by its own file, so a kernel that called a helper of another file
+would, after that helper was edited, still load the machine code compiled from the old helper
+(numba does not follow calls into other files; globals are frozen into the machine code too).
+Kept in one file, any edit here recompiles every kernel (``tests/core/test_import_graph.py``
+names this module as an exception to the 500-line limit, for this reason).
 
-1. Bins, feature by feature (the feature's tables stay in cache): for independent noise
-   one 53-bit integer ``r`` (the uniform ``r / 2^53``) and the bin ``#{j: t_j < r}`` of the
-   feature's integer thresholds ``t_j`` (inverse-CDF sampling of the marginal truncated to
-   the region, exact to 2^-53: :func:`reliquant.trees.plan._guide_tables`): for a feature with
-   at most ``LINEAR_MAX`` thresholds by counting them (one compare per threshold and draw,
-   vectorised across the block's draws: no gathers), else from a guide table with usually
-   one comparison, no branch to mispredict; both give the same bin. Only in-play features
-   are drawn, never the 784-wide input. (The stream is the one of the binary-search
-   version: for a seed, bins differ only where ``u`` falls within 2^-53 of a threshold.)
-   For correlated and NORTA noise, ``z = L e`` with ``e`` standard normal (Box-Muller, the
-   uniforms made first, vectorised) and ``L`` the Cholesky factor of the in-play scores'
-   correlation; each bin is the number of the feature's normal-score cuts below ``z``,
-   counted (at most ``ZLINEAR_MAX`` cuts: one vectorised compare per cut) or by binary
-   search. Within :func:`shared_normal_scores` the scores ``z`` of each chunk are kept and
-   reused by every plan with the same ``L`` and seed (several models on one sample's
-   stream draw them once).
-2. (strata) each draw picks a box with probability proportional to its mass (one uniform,
-   binary search in the cumulative masses) and redraws the few features the box narrows,
-   inside the box's bin range (independent noise).
-3. The trees' leaves, one of two ways (both reach the same leaves; the plan decides):
-   leaf masks (QuickScorer, Lucchese et al. 2015), when the plan has them
-   (:func:`reliquant.trees.plan._leaf_masks`: at least ``MASK_MIN_TREES`` live trees, each
-   scoring one class with at most 8 reachable leaves): per in-play feature and bin one row
-   of bytes, one per live tree, keeping the tree's leaves that bin does not rule out; the
-   AND of a draw's rows keeps each tree's leaf alone (8 trees to a 64-bit word, ANDed
-   across the block's draws word by word when a draw has at most ``MASK_ACROSS_MAX`` words,
-   else across a draw's words, vectorised), and three bit tests of the byte select the
-   leaf's score (no branch, no gather). Otherwise tree by tree (its nodes stay in cache),
-   eight draws at a time: their walks advance one step together in registers (independent
-   loads that overlap in the CPU), each step one packed int64 per node (left child, cut,
-   feature; the right child is left + 1), the block's bins read as one flat array (rows of
-   a power-of-two width). Either way the leaf's scores are added, tree by tree in order, to
-   the fixed trees' sum (float64; only the tree's own class for margin models, read from
-   ``plan.node_val`` or ``plan.qval``), so the sums are the same to the bit. If the top
-   class leads the runner-up by more than ``plan.eps`` that is the label; otherwise the
-   scores are recomputed exactly as the library does (every tree walked in order; float32
-   margins with XGBoost's sigmoid/softmax; float64 margins with LightGBM's sigmoid/softmax
-   or scikit-learn's sign rules; :mod:`reliquant.trees.structure`). With exactly one live
-   tree (a single decision tree) a draw's label is a function of the leaf it reaches: the
-   draws are walked and each leaf's label, made once per kernel call by the same sums and
-   decision (:func:`_leaf_label`), is looked up (no per-draw score arithmetic).
-
-Random numbers: SplitMix64 (Steele, Lea & Flood 2014) per chunk of draws, each chunk seeded
-by hashing ``(seed, chunk index)``, so results do not depend on the number of threads.
-
-Compile time (paid once per machine, rule ``trees_kernels``): only the entry points take the
-plan (a named tuple of 40-odd arrays, which costs numba tenths of a second per function that
-takes it); the helpers they call take the plan's arrays they read. One kernel,
-:func:`_chunk`, serves both paths of :func:`count_agree` (drawing, or reading the score
-store), and the exact fallback avoids numba's ``np.argmax``/``max``/``copy`` (a loop each).
-
-Public API: :func:`count_agree` (parallel over chunks: each chunk one call of a ``nogil``
-kernel, the chunks shared out among ``numba.get_num_threads()`` Python threads, so that no
-``parallel=True`` kernel has to be compiled), :func:`shared_normal_scores` (a
-context in which correlated plans share their normal scores), :func:`compile_for` (compile
-the kernels :func:`count_agree` runs for a plan's type, before any timing; remembered per
-type, so that later calls cost microseconds),
-:func:`kernel_signatures` (every kernel called from Python with its argument types, for
-compiling them all once per machine: :mod:`reliquant.trees.kernel_cache`), :func:`dispatchers`
-(the module's numba kernels by name: their signatures and cache statistics), :func:`sample_bins`,
-:func:`labels_of_bins`, :func:`bins_of`, :func:`chunk_seeds`, and the profiling hook
-:func:`profile_draws` (one chunk on the calling thread, whole kernel or its first step alone:
-where a draw's time goes; ``bench/trees_anytime.py`` uses it).
+The kernels called from Python: :func:`hash_states` (:func:`chunk_seeds`), :func:`count_chunk`
+and :func:`chunk_normal_scores` (:func:`reliquant.trees.kernel.agreement.count_agree` and the
+score store), and the testing, validation and profiling kernels :func:`sample_bins_kernel`,
+:func:`labels_of_bins_kernel`, :func:`bins_of_kernel` and :func:`bins_only_kernel`
+(:mod:`reliquant.trees.kernel.bins`); :func:`dispatchers` lists them all with their helpers.
 """
 
 from __future__ import annotations
 
-import time
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-
 import numpy as np
-from numba import get_num_threads, njit, typeof, types
+from numba import njit
 from numba.core.dispatcher import Dispatcher
-
-from reliquant.trees.plan import Plan
 
 __all__ = [
     "BLOCK",
     "LINEAR_MAX",
     "MASK_ACROSS_MAX",
+    "NO_SCORES",
     "ZLINEAR_MAX",
-    "bins_of",
+    "bins_of_kernel",
+    "bins_only_kernel",
+    "chunk_normal_scores",
     "chunk_seeds",
-    "compile_for",
-    "count_agree",
+    "count_chunk",
     "dispatchers",
-    "kernel_signatures",
-    "labels_of_bins",
-    "profile_draws",
-    "sample_bins",
-    "shared_normal_scores",
+    "hash_states",
+    "labels_of_bins_kernel",
+    "sample_bins_kernel",
 ]
+
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _LOW32 = np.int64(0xFFFFFFFF)
@@ -121,11 +64,11 @@ def chunk_seeds(seed: int, first: int, n: int) -> np.ndarray:
     base = np.uint64(seed & 0xFFFFFFFFFFFFFFFF)
     idx = np.arange(first, first + n, dtype=np.uint64)
     with np.errstate(over="ignore"):
-        return _hash_states(base * np.uint64(0xD1B54A32D192ED03) + idx * _GOLDEN)
+        return hash_states(base * np.uint64(0xD1B54A32D192ED03) + idx * _GOLDEN)
 
 
 @njit(cache=True)
-def _hash_states(x):
+def hash_states(x):
     out = np.empty_like(x)
     for i in range(x.shape[0]):
         out[i] = _mix(_mix(x[i]) + _GOLDEN)
@@ -494,7 +437,7 @@ def _row_shift(width):
 def _mask_words(off, qmask, qmask_t, bins, n, words, rows):
     """``words[g, i]``: for draw ``i``, the AND over the in-play features ``a`` of the leaf
     masks ``qmask[off[a] + a + bins[a, i], g]`` (the plan's arrays;
-    :func:`reliquant.trees.plan._leaf_masks`):
+    :func:`reliquant.trees.live_trees._leaf_masks`):
     byte ``j`` keeps the one leaf tree ``8 g + j`` reaches. Few words per draw (at most
     ``MASK_ACROSS_MAX``): word by word, across the block's draws (from ``qmask_t``); more:
     feature by feature, across a draw's words (vectorised; ``rows`` ``(>= n, G)`` holds them
@@ -717,10 +660,10 @@ def _draw_bins(p, state, n, bins):
 
 
 @njit(cache=True, nogil=True)
-def _chunk(p, state0, n, z):
+def count_chunk(p, state0, n, z):
     """Number of draws (of ``n``) that keep label ``p.y``: drawn from the stream that starts
-    at ``state0`` when ``z`` has no rows (``_NO_SCORES``), else those of a correlated plan
-    whose chunk's normal scores ``z`` (``(A, >= n)``, :func:`_chunk_normal_scores`) are made
+    at ``state0`` when ``z`` has no rows (``NO_SCORES``), else those of a correlated plan
+    whose chunk's normal scores ``z`` (``(A, >= n)``, :func:`chunk_normal_scores`) are made
     already (the same bins, labels and count). One kernel for both (compiled once)."""
     state = np.empty(1, dtype=np.uint64)
     state[0] = state0
@@ -743,189 +686,21 @@ def _chunk(p, state0, n, z):
     return agree
 
 
-_NO_SCORES = np.zeros((0, 0))  # _chunk's z when it draws the scores itself
+NO_SCORES = np.zeros((0, 0))  # count_chunk's z when it draws the scores itself
 
 
 @njit(cache=True, nogil=True)
-def _chunk_normal_scores(chol, state0, n, z):
+def chunk_normal_scores(chol, state0, n, z):
     """``z[:, :n]``: the normal scores of a correlated chunk's ``n`` draws (its stream from
-    ``state0``, block by block as :func:`_chunk` draws them)."""
+    ``state0``, block by block as :func:`count_chunk` draws them)."""
     state = np.empty(1, dtype=np.uint64)
     state[0] = state0
     for start in range(0, n, BLOCK):
         _normal_scores(chol, state, z, start, min(BLOCK, n - start))
 
 
-_POOL: dict[int, ThreadPoolExecutor] = {}  # worker threads -> the pool (made when first needed)
-_ROWS_PER_TASK = 64 * BLOCK  # rows of labels_of_bins and bins_of per thread task
-
-
-def _in_threads(task, n: int) -> np.ndarray:
-    """``[task(0), ..., task(n - 1)]`` as int64 (None as 0), the tasks (``nogil`` kernels)
-    shared out among ``numba.get_num_threads()`` threads, each taking the next task when it
-    is done (what a ``prange`` loop over the tasks did, without compiling one: a task's
-    result does not depend on the thread that runs it)."""
-    out = np.zeros(n, dtype=np.int64)
-    threads = min(get_num_threads(), n)
-
-    def work(todo) -> None:
-        for c in todo:  # a range iterator: next() is atomic under the GIL
-            r = task(c)
-            if r is not None:
-                out[c] = r
-
-    todo = iter(range(n))
-    if threads <= 1:
-        work(todo)
-        return out
-    if threads - 1 not in _POOL:
-        _POOL[threads - 1] = ThreadPoolExecutor(threads - 1, thread_name_prefix="reliquant-kernel")
-    futures = [_POOL[threads - 1].submit(work, todo) for _ in range(threads - 1)]
-    work(todo)  # the calling thread takes tasks too
-    for f in futures:
-        f.result()
-    return out
-
-
-class _ScoreStore:
-    """Normal scores of correlated chunks (:func:`_chunk_normal_scores`), one row of
-    ``arena`` per chunk, found by the chunk's starting state, for one Cholesky factor at a
-    time (a chunk's scores depend on nothing else; a row holding more draws than asked
-    serves as well, the stream being the same). At most ``max_bytes`` of rows: when full,
-    the rows used least recently are given to new chunks."""
-
-    def __init__(self, max_bytes: int) -> None:
-        self.max_bytes = int(max_bytes)
-        self.key: tuple | None = None
-        self.arena = np.zeros((0, 0, 0))
-        self.index: dict[int, tuple[int, int]] = {}  # state -> (row, draws held), LRU order
-        self.free: list[int] = []
-
-    def rows(self, chol: np.ndarray, seeds: np.ndarray, chunk: int, total: int):
-        """``(arena, rows)``: ``arena[rows[c]]`` holds chunk ``c``'s scores, made here when
-        missing; None when the store cannot hold ``len(seeds)`` chunks."""
-        A = chol.shape[0]
-        key = (chol.shape, chol.tobytes(), int(chunk))
-        if key != self.key:  # another factor: start over
-            cap = max(self.max_bytes // (8 * A * chunk), 1)
-            self.arena = np.empty((cap, A, chunk))  # its pages are touched as rows fill
-            self.key, self.index, self.free = key, {}, list(range(cap - 1, -1, -1))
-        if len(seeds) > len(self.arena):
-            return None  # more chunks than the store holds: the caller draws them itself
-        states = seeds.tolist()
-        for state in states:  # the chunks asked for now become the most recently used
-            if state in self.index:
-                self.index[state] = self.index.pop(state)
-        fresh = sum(state not in self.index for state in states)
-        while len(self.free) < fresh:  # free the least recently used rows (none asked now)
-            self.free.append(self.index.pop(next(iter(self.index)))[0])
-        ns = np.minimum(chunk, total - chunk * np.arange(len(seeds)))
-        rows = np.empty(len(seeds), dtype=np.int64)
-        missing = []
-        for c, state in enumerate(states):
-            row, held = self.index.get(state, (-1, 0))
-            if row < 0:
-                row = self.free.pop()
-            if held < ns[c]:
-                missing.append(c)
-                self.index[state] = (row, int(ns[c]))
-            rows[c] = row
-        if missing:
-            m = np.array(missing, dtype=np.int64)
-            chol = np.ascontiguousarray(chol)
-            arena, seeds_m, ns_m, rows_m = self.arena, seeds[m], ns[m], rows[m]
-            _in_threads(
-                lambda c: _chunk_normal_scores(chol, seeds_m[c], ns_m[c], arena[rows_m[c]]), len(m)
-            )
-        return self.arena, rows
-
-
-_STORE: _ScoreStore | None = None
-
-
-@contextmanager
-def shared_normal_scores(max_bytes: int = 2**27) -> Iterator[None]:
-    """Within the ``with`` block, :func:`count_agree` keeps the normal scores ``z = L e`` of
-    correlated (and NORTA) draws per chunk, at most ``max_bytes`` of them, and reuses them
-    for every plan with the same Cholesky factor ``L`` (the same in-play features and
-    correlation) that draws the same chunk (the same seed): such plans draw the same
-    scores, so the counts are those of :func:`count_agree` without it, while the
-    Box-Muller draws are made once. For several models evaluated on one sample's stream in
-    turn (the cells of a sensitivity table, sample by sample); plans of independent noise
-    are not affected."""
-    global _STORE
-    previous = _STORE
-    _STORE = _ScoreStore(max_bytes)
-    try:
-        yield
-    finally:
-        _STORE = previous
-
-
-def count_agree(plan: Plan, seeds: np.ndarray, chunk: int, total: int) -> np.ndarray:
-    """Per chunk (in chunk order), how many of its draws keep ``plan.y``; ``total`` draws
-    in ``len(seeds)`` chunks of ``chunk`` (the last may be shorter). Within
-    :func:`shared_normal_scores`, a correlated plan's normal scores come from its store."""
-    if total > len(seeds) * chunk or total <= (len(seeds) - 1) * chunk:
-        raise ValueError(f"{total} draws do not fill {len(seeds)} chunks of {chunk}")
-    ns = [min(int(chunk), int(total) - c * int(chunk)) for c in range(len(seeds))]
-    stored = None
-    if _STORE is not None and plan.correlated and plan.n_in_play:
-        stored = _STORE.rows(plan.chol, seeds, int(chunk), int(total))
-    if stored is not None:
-        arena, rows = stored
-        if len(seeds) == 1:
-            z = arena[rows[0]]
-            return np.array([_chunk(plan, np.uint64(0), int(total), z)], dtype=np.int64)
-        return _in_threads(lambda c: _chunk(plan, np.uint64(0), ns[c], arena[rows[c]]), len(seeds))
-    if len(seeds) == 1:  # one chunk: no thread start-up
-        return np.array([_chunk(plan, seeds[0], int(total), _NO_SCORES)], dtype=np.int64)
-    return _in_threads(lambda c: _chunk(plan, seeds[c], ns[c], _NO_SCORES), len(seeds))
-
-
-def compile_for(plan: Plan) -> float:
-    """Make sure the kernels of :func:`count_agree` are compiled for ``plan``'s numba type
-    (loaded from numba's disk cache, or compiled when met for the first time), without
-    running them (no thread is started); returns the seconds it took (tens of microseconds
-    once they are compiled)."""
-    t0 = time.perf_counter()
-    store = _STORE is not None and bool(plan.correlated)
-    key = (_type_key(plan), store)
-    if key in _COMPILED:  # numba.typeof(plan) alone takes 0.2 to 1 ms
-        return time.perf_counter() - t0
-    f64 = types.Array(types.float64, 2, "C")
-    _chunk.compile((typeof(plan), types.uint64, types.int64, f64))
-    if store:  # the score store's kernel
-        _chunk_normal_scores.compile((f64, types.uint64, types.int64, f64))
-    _COMPILED.add(key)
-    return time.perf_counter() - t0
-
-
-_COMPILED: set = set()  # _type_key of the plans compile_for has compiled the kernels for
-
-
-def _type_key(plan: Plan) -> tuple:
-    """What numba's type of ``plan`` depends on, quickly: the named tuple's class and each
-    field's Python type, for arrays also its dtype, dimensions, layout (numba's: ``C`` if
-    C-contiguous, else ``F`` if Fortran-contiguous, else ``A``), writeable and aligned
-    flags. Plans with one key have one numba type."""
-    return (type(plan),) + tuple(
-        (
-            type(v),
-            v.dtype.str,
-            v.ndim,
-            "C" if v.flags.c_contiguous else "F" if v.flags.f_contiguous else "A",
-            v.flags.writeable,
-            v.flags.aligned,
-        )
-        if isinstance(v, np.ndarray)
-        else type(v)
-        for v in plan
-    )
-
-
 @njit(cache=True)
-def _sample_bins(p, state0, n):
+def sample_bins_kernel(p, state0, n):
     state = np.empty(1, dtype=np.uint64)
     state[0] = state0
     A, K = p.off.shape[0] - 1, p.const_scores.shape[0]
@@ -944,13 +719,8 @@ def _sample_bins(p, state0, n):
     return out, labels
 
 
-def sample_bins(plan: Plan, seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(bins (n, A), labels (n,))`` of ``n`` draws (testing and validation)."""
-    return _sample_bins(plan, chunk_seeds(seed, 0, 1)[0], int(n))
-
-
 @njit(cache=True, nogil=True)
-def _labels_of_bins(p, bins):
+def labels_of_bins_kernel(p, bins):
     n = bins.shape[0]
     out = np.zeros(n, dtype=np.int64)
     K = p.const_scores.shape[0]
@@ -969,21 +739,8 @@ def _labels_of_bins(p, bins):
     return out
 
 
-def labels_of_bins(plan: Plan, bins: np.ndarray) -> np.ndarray:
-    """Class index of each row of bins (every in-play feature given)."""
-    bins = np.ascontiguousarray(bins, dtype=np.int16)
-    out = np.empty(bins.shape[0], dtype=np.int64)
-    step = _ROWS_PER_TASK
-
-    def task(k: int) -> None:
-        out[k * step : (k + 1) * step] = _labels_of_bins(plan, bins[k * step : (k + 1) * step])
-
-    _in_threads(task, -(-bins.shape[0] // step))
-    return out
-
-
 @njit(cache=True, nogil=True)
-def _bins_of(p, X):
+def bins_of_kernel(p, X):
     n, A = X.shape[0], p.off.shape[0] - 1
     out = np.empty((n, A), dtype=np.int16)
     for i in range(n):
@@ -992,24 +749,8 @@ def _bins_of(p, X):
     return out
 
 
-def bins_of(plan: Plan, X: np.ndarray) -> np.ndarray:
-    """Bins of raw inputs ``X`` (n, n_features); inputs must lie in the plan's region.
-
-    ``x <= c`` goes left at cut ``c``, so the bin is the number of cuts strictly below x.
-    """
-    X = np.ascontiguousarray(X, dtype=np.float64)
-    out = np.empty((X.shape[0], plan.off.shape[0] - 1), dtype=np.int16)
-    step = _ROWS_PER_TASK
-
-    def task(k: int) -> None:
-        out[k * step : (k + 1) * step] = _bins_of(plan, X[k * step : (k + 1) * step])
-
-    _in_threads(task, -(-X.shape[0] // step))
-    return out
-
-
 @njit(cache=True)
-def _bins_only(p, state0, n):
+def bins_only_kernel(p, state0, n):
     """The kernel's first step alone: bins of ``n`` plain draws of independent noise, block by
     block (a checksum of the bins is returned so that nothing is optimised away)."""
     state = np.empty(1, dtype=np.uint64)
@@ -1020,53 +761,6 @@ def _bins_only(p, state0, n):
         _independent_bins(p.thr, p.guide, p.goff, p.gshift, p.off, state, bins, BLOCK)
         acc += bins[0, 0]
     return acc
-
-
-def profile_draws(plan: Plan, state0: int, n: int, *, bins_only: bool = False) -> int:
-    """Profiling hook: ``n`` draws of the kernel on the calling thread, from the random stream
-    that starts at state ``state0`` (e.g. an entry of :func:`chunk_seeds`), in blocks of
-    ``BLOCK``; time a call to see where a draw's time goes.
-
-    ``bins_only=False``: the whole kernel (bins, strata, trees, label) of one chunk, as each
-    thread of :func:`count_agree` runs it; returns how many draws keep ``plan.y``.
-    ``bins_only=True``: its first step alone, the bins of the in-play features of plain draws
-    (independent noise only; a ``ValueError`` for a correlated plan); returns a checksum.
-    The first call with a new plan type compiles (numba, cached on disk): warm up before
-    timing."""
-    if not bins_only:
-        return int(_chunk(plan, np.uint64(state0), int(n), _NO_SCORES))
-    if plan.correlated:
-        raise ValueError("profile_draws(bins_only=True) times independent noise only")
-    return int(_bins_only(plan, np.uint64(state0), int(n)))
-
-
-def kernel_signatures(plan: Plan, *, testing: bool = False) -> list[tuple[Dispatcher, tuple]]:
-    """The kernels this module calls from Python, each with the argument types (numba types)
-    its calls pass for plans of ``plan``'s numba type: :func:`chunk_seeds` and
-    :func:`count_agree` (one chunk or several, drawing or, within
-    :func:`shared_normal_scores`, from its score store; what :func:`compile_for` compiles),
-    with ``testing=True`` also the testing and validation helpers :func:`sample_bins`,
-    :func:`labels_of_bins` and :func:`bins_of` (never the profiling hook's bins-only
-    kernel). ``dispatcher.compile(types)`` for each compiles it, or loads it from numba's disk
-    cache, so that none of these calls compiles anything."""
-    p = typeof(plan)
-    u64, i64, f64 = types.uint64, types.int64, types.float64
-
-    def arr(dtype, ndim: int = 1) -> types.Array:
-        return types.Array(dtype, ndim, "C")
-
-    workload = [
-        (_hash_states, (arr(u64),)),
-        (_chunk, (p, u64, i64, arr(f64, 2))),
-        (_chunk_normal_scores, (arr(f64, 2), u64, i64, arr(f64, 2))),
-    ]
-    if not testing:
-        return workload
-    return workload + [
-        (_sample_bins, (p, u64, i64)),
-        (_labels_of_bins, (p, arr(types.int16, 2))),
-        (_bins_of, (p, arr(f64, 2))),
-    ]
 
 
 def dispatchers() -> dict[str, Dispatcher]:
