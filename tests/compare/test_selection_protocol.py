@@ -403,7 +403,18 @@ def test_summary_and_mean_ranks_agree_with_scipy():
         for m in SELECTION_METHODS:
             assert mine[m] == pytest.approx(per[m].mean())
     report = selection_report(rows)
-    assert "| **mean rank** |" in report.markdown and report.markdown.count("| a |") == 2
+    # per setting: the accuracy row and the RS-D / RS-I difference row of each data set
+    assert "| **mean rank** |" in report.markdown and report.markdown.count("| a |") == 4
+    for s in ("clean", "label_noise"):
+        wide = rows[(rows.dataset == "a") & (rows.setting == s)].pivot(
+            index="split", columns="method", values="accuracy"
+        )
+        cells = []
+        for m in ("RS-D", "RS-I"):
+            diff = (wide[m] - wide["single_best"]).to_numpy()
+            ci = stats.ttest_1samp(diff, 0.0).confidence_interval(0.95)
+            cells.append(f"{diff.mean():+.4f} [{ci.low:+.4f}, {ci.high:+.4f}]")
+        assert f"| a | {cells[0]} | {cells[1]} |" in report.markdown
 
 
 def test_summary_refuses_a_split_missing_a_method():

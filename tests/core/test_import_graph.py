@@ -51,7 +51,6 @@ LONG_MODULES = {
     "reliquant.compare.verdict": "being split on another branch",
     "reliquant.compare.all_scores": "being split on another branch",
     "reliquant.trees.anytime": "being split on another branch",
-    "reliquant.compare.reproduction.selection_protocol": "being split on another branch",
 }
 
 

@@ -35,7 +35,12 @@ resolution   the CNN's Monte Carlo robustness rescored at more draws: tie shares
 selection_protocol
              the follow-up's dynamic selection by robustness (RS-D, RS-I) against the single
              best model and DESlib's MCB, KNORA-U, KNORA-E and META-DES, clean and with label
-             noise: stratified 70/15/15 splits, test accuracy, mean ranks
+             noise: stratified 70/15/15 splits, test accuracy per split
+deslib_pool  DESlib's four methods as the protocol runs them on the pool (k on validation),
+             the scikit-learn >= 1.6 shim, frozen models, META-DES's one-class-safe NB
+selection_summary
+             the protocol's summary over splits (paired differences to the single best with
+             t-intervals, ranks, mean ranks), its markdown and figure
 """
 
 __all__: list[str] = []

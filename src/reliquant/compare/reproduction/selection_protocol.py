@@ -50,6 +50,10 @@ set, setting and method the mean and sd (``ddof = 1``) over splits, the paired d
 ``single_best`` with its 95 % t-interval, and the rank of the mean among the methods (1 =
 best, ties averaged); :func:`mean_ranks`: the mean rank over data sets per setting.
 
+DESlib's side lives in :mod:`~reliquant.compare.reproduction.deslib_pool`, the summary over
+splits, its markdown and figure in :mod:`~reliquant.compare.reproduction.selection_summary`;
+their public names are importable from here too.
+
 Public API: :data:`SELECTION_SETTINGS`, :data:`BASE_MODELS`, :data:`DESLIB_METHODS`,
 :data:`SELECTION_METHODS`, :data:`SELECTION_SCHEMA`, :data:`SUMMARY_SCHEMA`,
 :data:`RANKS_SCHEMA`, :data:`TIMING_COLUMN`, :func:`patch_deslib`, :class:`FrozenModel`,
@@ -63,35 +67,43 @@ Public API: :data:`SELECTION_SETTINGS`, :data:`BASE_MODELS`, :data:`DESLIB_METHO
 
 from __future__ import annotations
 
-import hashlib
-import importlib
 import json
 import logging
-import math
 import time
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from matplotlib.figure import Figure
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import ClassifierMixin
 from sklearn.model_selection import ParameterGrid, train_test_split
-from sklearn.naive_bayes import MultinomialNB
 
+from reliquant.compare.reproduction.deslib_pool import (
+    DESLIB_METHODS,
+    FrozenModel,
+    OneClassSafeNB,
+    patch_deslib,
+    tune_deslib,
+)
 from reliquant.compare.reproduction.logratio_protocol import (
     PROTOCOL_MODELS,
     TIMING_COLUMN,
     protocol_estimator,
     tune_model,
 )
+from reliquant.compare.reproduction.selection_summary import (
+    RANKS_SCHEMA,
+    SUMMARY_SCHEMA,
+    SelectionReport,
+    mean_ranks,
+    selection_figure,
+    selection_markdown,
+    selection_report,
+    selection_summary,
+)
 from reliquant.compare.selection import RobustnessSelector
-from reliquant.compare.verdict import paired_t
-from reliquant.core.plotting import apply_style
 from reliquant.core.seeding import block_int_seed
 
 __all__ = [
@@ -128,13 +140,6 @@ _log = logging.getLogger(__name__)
 SELECTION_SETTINGS = ("clean", "label_noise")
 #: The three tuned models (the log-ratio protocol's, in its order).
 BASE_MODELS = tuple(PROTOCOL_MODELS)
-#: DESlib's dynamic-selection methods: name in our tables -> (module, class).
-DESLIB_METHODS = {
-    "MCB": ("deslib.dcs.mcb", "MCB"),
-    "KNORA-U": ("deslib.des.knora_u", "KNORAU"),
-    "KNORA-E": ("deslib.des.knora_e", "KNORAE"),
-    "META-DES": ("deslib.des.meta_des", "METADES"),
-}
 #: Every method of the table, in table order.
 SELECTION_METHODS = (*BASE_MODELS, "single_best", "RS-D", "RS-I", *DESLIB_METHODS)
 
@@ -166,167 +171,6 @@ SELECTION_SCHEMA = pa.schema(
         pa.field("best_params", pa.string(), nullable=True),
     ]
 )
-
-#: Per data set, setting and method (:func:`selection_summary`).
-SUMMARY_SCHEMA = pa.schema(
-    [
-        pa.field("dataset", pa.string(), nullable=False),
-        pa.field("setting", pa.string(), nullable=False),
-        pa.field("method", pa.string(), nullable=False),
-        pa.field("n_splits", pa.int64(), nullable=False),
-        pa.field("accuracy_mean", pa.float64(), nullable=False),
-        pa.field("accuracy_sd", pa.float64(), nullable=False),
-        pa.field("diff_mean", pa.float64(), nullable=False),
-        pa.field("diff_low", pa.float64(), nullable=False),
-        pa.field("diff_high", pa.float64(), nullable=False),
-        pa.field("rank", pa.float64(), nullable=False),
-    ]
-)
-
-#: Per setting and method (:func:`mean_ranks`).
-RANKS_SCHEMA = pa.schema(
-    [
-        pa.field("setting", pa.string(), nullable=False),
-        pa.field("method", pa.string(), nullable=False),
-        pa.field("n_datasets", pa.int64(), nullable=False),
-        pa.field("mean_rank", pa.float64(), nullable=False),
-        pa.field("accuracy_mean", pa.float64(), nullable=False),
-    ]
-)
-
-
-# --------------------------------------------------------------------------- DESlib
-def _deslib_validate_data(self: Any, *args: Any, **kwargs: Any) -> Any:
-    """``BaseEstimator._validate_data`` of scikit-learn < 1.6, as DESlib calls it:
-    :func:`sklearn.utils.validation.validate_data` on the estimator (the same checks, and it
-    sets ``n_features_in_``)."""
-    from sklearn.utils.validation import validate_data
-
-    return validate_data(self, *args, **kwargs)
-
-
-def patch_deslib() -> bool:
-    """Let DESlib 0.3.7's dynamic-selection methods run with scikit-learn >= 1.6.
-
-    ``deslib.base.BaseDS.fit`` calls ``self._validate_data(X, y, ...)``, a private method
-    scikit-learn 1.6 removed from ``BaseEstimator`` (``'MCB' object has no attribute
-    '_validate_data'``); this sets ``BaseDS._validate_data`` to :func:`_deslib_validate_data`,
-    which forwards to the public :func:`sklearn.utils.validation.validate_data`. Nothing else
-    of DESlib changes. Called by :func:`tune_deslib` when it runs, never at import.
-    Idempotent: returns True when it patched now, False when ``BaseDS`` already had the
-    method (an earlier call, or a scikit-learn that still has it). DESlib's static
-    ensembles (``deslib.static``: SingleBest, StaticSelection, StackedClassifier, Oracle)
-    call the same method from another base class and stay broken; the protocol does not
-    use them.
-    """
-    from deslib.base import BaseDS
-
-    if hasattr(BaseDS, "_validate_data"):
-        return False
-    BaseDS._validate_data = _deslib_validate_data
-    return True
-
-
-def _deslib_class(method: str) -> type:
-    if method not in DESLIB_METHODS:
-        raise ValueError(
-            f"unknown DESlib method {method!r}: expected one of {list(DESLIB_METHODS)}"
-        )
-    module, name = DESLIB_METHODS[method]
-    return getattr(importlib.import_module(module), name)
-
-
-def _array_key(x: np.ndarray) -> tuple:
-    a = np.ascontiguousarray(x)
-    return (a.shape, a.dtype.str, hashlib.blake2b(a.tobytes(), digest_size=16).digest())
-
-
-class FrozenModel(ClassifierMixin, BaseEstimator):
-    """A fitted classifier whose ``predict`` / ``predict_proba`` are computed once per input
-    array (keyed by its shape, dtype and a BLAKE2b digest of its bytes) and then served from
-    memory: DESlib asks the pool for the same validation predictions at every ``k``. Results
-    are the wrapped model's own; :meth:`fit` is refused (the pool is fitted once)."""
-
-    def __init__(self, model: Any) -> None:
-        self.model = model
-        self.classes_ = np.asarray(model.classes_)
-        self._cache: dict[tuple, np.ndarray] = {}
-
-    def __sklearn_is_fitted__(self) -> bool:
-        return True
-
-    def fit(self, X: Any, y: Any) -> FrozenModel:  # noqa: ARG002 (the estimator API)
-        """Refused: the wrapped model is already fitted."""
-        raise TypeError("FrozenModel wraps a fitted model; it cannot be refitted")
-
-    def _cached(self, kind: str, X: Any) -> np.ndarray:
-        key = (kind, *_array_key(np.asarray(X)))
-        if key not in self._cache:
-            self._cache[key] = np.asarray(getattr(self.model, kind)(X))
-        return self._cache[key].copy()
-
-    def predict(self, X: Any) -> np.ndarray:
-        """The wrapped model's ``predict(X)``."""
-        return self._cached("predict", X)
-
-    def predict_proba(self, X: Any) -> np.ndarray:
-        """The wrapped model's ``predict_proba(X)``."""
-        return self._cached("predict_proba", X)
-
-
-class OneClassSafeNB(MultinomialNB):
-    """META-DES's default meta-classifier (``MultinomialNB()``), but with two probability
-    columns (not competent, competent) even when its meta-training set held one class.
-
-    DESlib 0.3.7 reads the meta-classifier's ``predict_proba(...)[:, 1]`` as the competence;
-    when the pool is right (or wrong) on every validation row, the meta-training labels are
-    all ``True`` (all ``False``), ``MultinomialNB`` returns one column and META-DES fails with
-    an ``IndexError`` on the first test row where the models disagree. Here the class it saw
-    gets probability 1: every model competent (META-DES then combines them all) or none
-    (DESlib then uses them all as well). With both classes seen it is ``MultinomialNB``."""
-
-    def predict_proba(self, X: Any) -> np.ndarray:
-        """``MultinomialNB.predict_proba``, widened to the columns ``[False, True]``."""
-        proba = super().predict_proba(X)
-        if proba.shape[1] == 2:
-            return proba
-        out = np.zeros((proba.shape[0], 2))
-        out[:, int(bool(self.classes_[0]))] = 1.0
-        return out
-
-
-def tune_deslib(
-    method: str,
-    pool: Sequence[Any],
-    x_val: np.ndarray,
-    y_val: np.ndarray,
-    *,
-    k_range: Sequence[int],
-    random_state: int,
-) -> tuple[Any, int, float]:
-    """DESlib's ``method`` on the fitted ``pool``, fitted on the validation part for each
-    ``k`` in ``k_range[0]..k_range[1]`` and scored on it; returns the fitted method of the
-    smallest ``k`` with the highest validation accuracy, that ``k`` and that accuracy
-    (module docstring, step 5)."""
-    patch_deslib()
-    cls = _deslib_class(method)
-    k_min, k_max = int(k_range[0]), int(k_range[1])
-    if not 2 <= k_min <= k_max:
-        raise ValueError(f"k_range must be [k_min, k_max] with 2 <= k_min <= k_max; got {k_range}")
-    best: tuple[Any, int, float] | None = None
-    for k in range(k_min, k_max + 1):
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            extra = {"meta_classifier": OneClassSafeNB()} if method == "META-DES" else {}
-            est = cls(list(pool), k=k, random_state=random_state, n_jobs=1, **extra)
-            est.fit(x_val, y_val)
-            accuracy = float(np.mean(est.predict(x_val) == y_val))
-        for w in {str(w.message) for w in caught}:
-            _log.debug("%s k=%d: %s", method, k, w)
-        if best is None or accuracy > best[2]:
-            best = (est, k, accuracy)
-    assert best is not None
-    return best
 
 
 # ------------------------------------------------------------------- split, noise
@@ -560,191 +404,3 @@ def run_selection(
                     result.rows[TIMING_COLUMN].sum(),
                 )  # fmt: skip
     return pd.concat(frames, ignore_index=True)
-
-
-# ---------------------------------------------------------------------- summaries
-def _check_rows(rows: pd.DataFrame) -> None:
-    missing = [c for c in ("dataset", "setting", "split", "method", "accuracy") if c not in rows]
-    if missing:
-        raise ValueError(f"the per-split table lacks the columns {missing}")
-    if rows.duplicated(["dataset", "setting", "split", "method"]).any():
-        raise ValueError("the per-split table holds a (dataset, setting, split, method) twice")
-    counts = rows.groupby(["dataset", "setting", "split"])["method"].nunique()
-    if (counts != len(set(rows["method"]))).any():
-        raise ValueError("every split must hold the same methods")
-
-
-def selection_summary(rows: pd.DataFrame, *, level: float = 0.95) -> pd.DataFrame:
-    """Per data set, setting and method (table order): ``n_splits``, ``accuracy_mean`` and
-    ``accuracy_sd`` (``ddof = 1``; NaN for one split), ``diff_mean`` = mean over splits of
-    ``acc(method) - acc(single_best)`` with the ``level`` t-interval
-    ``diff_mean -+ t_{level, S-1} sd(diff) / sqrt(S)`` (``diff_low``, ``diff_high``;
-    :func:`reliquant.compare.paired_t`), and
-    ``rank``: the rank of ``accuracy_mean`` among the methods of the data set and setting
-    (1 = most accurate, ties share the mean of their ranks)."""
-    _check_rows(rows)
-    base = rows[rows["method"] == "single_best"].set_index(["dataset", "setting", "split"])
-    if base.empty:
-        raise ValueError("the per-split table has no single_best rows to compare against")
-    out = []
-    for (dataset, setting, method), group in rows.groupby(
-        ["dataset", "setting", "method"], sort=False
-    ):
-        acc = group["accuracy"].to_numpy(dtype=np.float64)
-        ref = base.loc[[(dataset, setting, s) for s in group["split"]], "accuracy"].to_numpy()
-        t = paired_t(acc - ref, level)  # NaN interval for one split
-        n = len(acc)
-        out.append(
-            {
-                "dataset": dataset,
-                "setting": setting,
-                "method": method,
-                "n_splits": n,
-                "accuracy_mean": float(acc.mean()),
-                "accuracy_sd": float(acc.std(ddof=1)) if n > 1 else math.nan,
-                "diff_mean": t["diff_mean"],
-                "diff_low": t["ci_low"],
-                "diff_high": t["ci_high"],
-            }
-        )
-    summary = pd.DataFrame(out)
-    summary["rank"] = summary.groupby(["dataset", "setting"])["accuracy_mean"].rank(
-        ascending=False, method="average"
-    )
-    return summary[SUMMARY_SCHEMA.names]
-
-
-def mean_ranks(summary: pd.DataFrame) -> pd.DataFrame:
-    """Per setting and method (table order): the mean over data sets of the method's rank
-    (:func:`selection_summary`) and of its mean accuracy; every data set must hold every
-    method."""
-    per = summary.groupby(["setting", "method"], sort=False)
-    for setting, part in summary.groupby("setting"):
-        counts = part.groupby("method")["dataset"].nunique()
-        if (counts != part["dataset"].nunique()).any():
-            raise ValueError(f"setting {setting}: every data set must hold every method")
-    out = per.agg(
-        n_datasets=("dataset", "nunique"),
-        mean_rank=("rank", "mean"),
-        accuracy_mean=("accuracy_mean", "mean"),
-    ).reset_index()
-    return out[RANKS_SCHEMA.names]
-
-
-# ---------------------------------------------------------------------- reporting
-_METHOD_TITLES = {
-    "gradient_boosting": "GB",
-    "random_forest": "RF",
-    "xgboost": "XGB",
-    "single_best": "single best",
-}
-
-
-def selection_markdown(
-    summary: pd.DataFrame,
-    ranks: pd.DataFrame,
-    *,
-    n_splits: int,
-    runtime_s: float | None = None,
-    n_jobs: int | None = None,
-) -> str:
-    """Per setting, a markdown table: a row per data set, a column per method with the mean
-    test accuracy over splits (sd in brackets), then the mean rank over data sets; and a
-    sentence on the run (its runtime, when given, is the jobs' summed seconds)."""
-    methods = list(dict.fromkeys(summary["method"]))
-    names = [_METHOD_TITLES.get(m, m) for m in methods]
-    datasets = list(dict.fromkeys(summary["dataset"]))
-    text = [
-        f"Test accuracy, mean over {n_splits} stratified 70/15/15 splits (sd over splits, "
-        f"ddof = 1) on {len(datasets)} data set(s); rank 1 = most accurate, ties averaged."
-    ]
-    if runtime_s is not None:
-        text[0] += f" Run time {runtime_s / 60:.1f} minutes" + (
-            f" ({n_jobs} parallel fits per job; the jobs' seconds summed)." if n_jobs else "."
-        )
-    for setting in dict.fromkeys(summary["setting"]):
-        part = summary[summary["setting"] == setting].set_index(["dataset", "method"])
-        text += ["", f"**{setting.replace('_', ' ')}**", "",
-                 "| data set | " + " | ".join(names) + " |",
-                 "|---|" + "---:|" * len(names)]  # fmt: skip
-        for d in datasets:
-            cells = []
-            for m in methods:
-                r = part.loc[(d, m)]
-                sd = "" if math.isnan(r["accuracy_sd"]) else f" ({r['accuracy_sd']:.4f})"
-                cells.append(f"{r['accuracy_mean']:.4f}{sd}")
-            text.append(f"| {d} | " + " | ".join(cells) + " |")
-        rk = ranks[ranks["setting"] == setting].set_index("method")["mean_rank"]
-        text.append("| **mean rank** | " + " | ".join(f"{rk[m]:.2f}" for m in methods) + " |")
-    return "\n".join(text) + "\n"
-
-
-#: The methods the figure compares with the single best model.
-_FIGURE_METHODS = ("RS-D", "RS-I", *DESLIB_METHODS)
-
-
-def selection_figure(summary: pd.DataFrame) -> Figure:
-    """Paired differences to the single best model: a panel per setting, a row per data set,
-    per method of RS-D, RS-I and DESlib's four the mean over splits of
-    ``acc(method) - acc(single_best)`` with its 95 % t-interval (:func:`selection_summary`)."""
-    apply_style()
-    settings = list(dict.fromkeys(summary["setting"]))
-    datasets = list(dict.fromkeys(summary["dataset"]))
-    methods = [m for m in _FIGURE_METHODS if m in set(summary["method"])]
-    if not settings or not methods:
-        raise ValueError("the summary holds no method to compare with single_best")
-    colours = plt.get_cmap("tab10")
-    fig, axes = plt.subplots(1, len(settings), figsize=(4.2 * len(settings) + 1.2,
-                             1.2 + 0.42 * len(datasets) * (1 + len(methods) / 8)),
-                             sharey=True, squeeze=False)  # fmt: skip
-    offsets = np.linspace(-0.3, 0.3, len(methods))
-    for ax, setting in zip(axes[0], settings, strict=True):
-        part = summary[summary["setting"] == setting].set_index(["dataset", "method"])
-        for j, m in enumerate(methods):
-            for i, d in enumerate(datasets):
-                r = part.loc[(d, m)]
-                yv = len(datasets) - 1 - i - offsets[j]  # the first method on top
-                if np.isfinite(r["diff_low"]):
-                    ax.plot(
-                        [r["diff_low"], r["diff_high"]], [yv, yv], "-", color=colours(j), lw=1.2
-                    )
-                ax.plot([r["diff_mean"]], [yv], "o", color=colours(j), ms=3.5,
-                        label=m if i == 0 else None)  # fmt: skip
-        ax.axvline(0.0, color="grey", lw=0.8)
-        ax.set_title(setting.replace("_", " "), fontsize=9)
-        ax.set_xlabel("accuracy - single best's (mean, 95 % t-interval)", fontsize=8)
-    axes[0][0].set_yticks(range(len(datasets))[::-1], datasets, fontsize=8)
-    axes[0][-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.0, 0.5), frameon=False)
-    fig.suptitle("Dynamic selection against the single best model (right: better)", fontsize=9)
-    fig.tight_layout()
-    return fig
-
-
-@dataclass
-class SelectionReport:
-    """What the workflow writes from the per-split rows: the :func:`selection_summary`, the
-    :func:`mean_ranks`, their markdown (:func:`selection_markdown`) and the figure
-    (:func:`selection_figure`)."""
-
-    summary: pd.DataFrame
-    ranks: pd.DataFrame
-    markdown: str
-    figure: Figure
-
-
-def selection_report(
-    rows: pd.DataFrame, *, runtime_s: float | None = None, n_jobs: int | None = None
-) -> SelectionReport:
-    """The summary, mean ranks, markdown and figure of the per-split ``rows`` (columns of
-    :data:`SELECTION_SCHEMA`); every data set and setting must hold the same splits."""
-    splits = rows.groupby(["dataset", "setting"])["split"].nunique()
-    if splits.nunique() != 1:
-        raise ValueError(
-            f"the data sets and settings hold different numbers of splits: {splits.to_dict()}"
-        )
-    summary = selection_summary(rows)
-    ranks = mean_ranks(summary)
-    text = selection_markdown(
-        summary, ranks, n_splits=int(splits.iloc[0]), runtime_s=runtime_s, n_jobs=n_jobs
-    )
-    return SelectionReport(summary, ranks, text, selection_figure(summary))
