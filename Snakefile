@@ -43,6 +43,7 @@ include: "workflow/rules/trees.smk"
 include: "workflow/rules/pmnist.smk"
 include: "workflow/rules/mlm.smk"
 include: "workflow/rules/compare.smk"
+include: "workflow/rules/compare_certified.smk"
 include: "workflow/rules/report.smk"
 # Your own cases (config `custom:`), after the topics whose packages they use.
 include: "workflow/rules/custom.smk"
