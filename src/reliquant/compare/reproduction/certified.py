@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from reliquant.compare import certify_threshold, clopper_pearson_interval, family_verdict, paired_t
+from reliquant.compare import certify_rows, clopper_pearson_interval, family_verdict, paired_t
 from reliquant.compare.reproduction.evaluation import holm
 from reliquant.compare.reproduction.tables import (
     BENCHMARK_TITLES,
@@ -142,6 +142,25 @@ def _role(score: str, paper: str, comparator: str) -> str:
 
 
 # ----------------------------------------------------------------------------- per split
+def _split_parts(frame: pd.DataFrame, scores: Sequence[str]) -> dict[int, dict[str, Any]]:
+    """Per split: the clean validation part's scores ``(S, n)`` and correctness, and each
+    condition's test part the same way (absent conditions left out)."""
+    out = {}
+    for split, g in frame.groupby("split", sort=True):
+        parts = {}
+        for name, mask in (("calibration", (g["condition"] == "clean") & (g["part"] == "validation")),
+                           *((c, (g["condition"] == c) & (g["part"] == "test")) for c in CONDITIONS)):  # fmt: skip
+            rows = g[mask]
+            if len(rows):
+                parts[name] = (rows[list(scores)].to_numpy(np.float64).T,
+                               rows["correct"].to_numpy(dtype=bool))  # fmt: skip
+        if "calibration" not in parts:
+            raise ValueError(f"{frame['dataset'].iloc[0]}, split {split}: no clean validation "
+                             "predictions to calibrate on")  # fmt: skip
+        out[int(split)] = parts
+    return out
+
+
 def certified_table(
     tables: Sequence[pd.DataFrame],
     settings: Mapping[str, Any],
@@ -150,7 +169,9 @@ def certified_table(
     """Steps 1-2 of the module docstring on every per-prediction table (grid scores already
     at their chosen scale, :func:`reliquant.compare.reproduction.evaluation.pick_noise`).
     ``settings``: ``compare.certified`` (``delta``, ``method``, ``targets``, ``comparator``,
-    ``datasets``). Columns: :data:`CERTIFIED_SCHEMA`."""
+    ``datasets``). The splits whose validation parts have one size are certified together
+    (:func:`reliquant.compare.certify_rows`, the same numbers as one call per split).
+    Columns: :data:`CERTIFIED_SCHEMA`."""
     delta, method = float(settings["delta"]), str(settings["method"])
     rows: list[dict[str, Any]] = []
     for frame in tables:
@@ -158,32 +179,36 @@ def certified_table(
         own = certified_settings(settings, dataset)
         paper = comparisons[dataset]["paper"][0]
         scores = score_columns(frame)
-        for split, g in frame.groupby("split", sort=True):
-            cal = g[(g["condition"] == "clean") & (g["part"] == "validation")]
-            tests = {c: g[(g["condition"] == c) & (g["part"] == "test")] for c in CONDITIONS}
-            if cal.empty:
-                raise ValueError(f"{dataset}, split {split}: no clean validation predictions")
-            correct = cal["correct"].to_numpy(dtype=bool)
-            for score in scores:
-                base = {"dataset": dataset, "split": int(split), "score": score,
-                        "family": family_of(score), "role": _role(score, paper, own["comparator"])}  # fmt: skip
-                for target in own["targets"]:
-                    cert = certify_threshold(cal[score].to_numpy(), correct, risk=target,
-                                             delta=delta, method=method)  # fmt: skip
-                    head = {**base, "target_risk": target, "n_calibration": cert.n,
-                            "certified": cert.certified, "threshold": cert.threshold,
-                            "calibration_coverage": cert.coverage, "bound": cert.bound}  # fmt: skip
-                    for condition, test in tests.items():
-                        if test.empty:
-                            continue
-                        kept = cert.accepts(test[score].to_numpy())
-                        wrong = ~test["correct"].to_numpy(dtype=bool)
-                        n_kept = int(kept.sum())
-                        realised = float(wrong[kept].mean()) if n_kept else math.nan
-                        rows.append({**head, "condition": condition, "n_test": int(kept.size),
-                                     "n_kept": n_kept, "coverage": n_kept / kept.size,
-                                     "realised_risk": realised,
-                                     "violated": bool(n_kept and realised > target)})  # fmt: skip
+        parts = _split_parts(frame, scores)
+        by_size: dict[int, list[int]] = {}
+        for split, p in parts.items():
+            by_size.setdefault(p["calibration"][1].size, []).append(split)
+        for j, score in enumerate(scores):
+            base = {"dataset": dataset, "score": score, "family": family_of(score),
+                    "role": _role(score, paper, own["comparator"])}  # fmt: skip
+            for target in own["targets"]:
+                chunk: list[dict[str, Any]] = []
+                for size, splits in by_size.items():
+                    cal_s = np.stack([parts[s]["calibration"][0][j] for s in splits])
+                    cal_c = np.stack([parts[s]["calibration"][1] for s in splits])
+                    certs = certify_rows(cal_s, cal_c, risk=target, delta=delta, method=method)
+                    for split, cert in zip(splits, certs.itertuples(index=False), strict=True):
+                        head = {**base, "split": split, "target_risk": target,
+                                "n_calibration": size, "certified": bool(cert.certified),
+                                "threshold": cert.threshold, "calibration_coverage": cert.coverage,
+                                "bound": cert.bound}  # fmt: skip
+                        for condition in CONDITIONS:
+                            if condition not in parts[split]:
+                                continue
+                            test_s, test_c = parts[split][condition]
+                            kept = (test_s[j] >= cert.threshold) & bool(cert.certified)
+                            n_kept = int(kept.sum())
+                            realised = float((~test_c[kept]).mean()) if n_kept else math.nan
+                            chunk.append({**head, "condition": condition, "n_test": int(kept.size),
+                                         "n_kept": n_kept, "coverage": n_kept / kept.size,
+                                         "realised_risk": realised,
+                                         "violated": bool(n_kept and realised > target)})  # fmt: skip
+                rows.extend(sorted(chunk, key=lambda r: r["split"]))  # stable: conditions stay
     return pd.DataFrame(rows, columns=CERTIFIED_SCHEMA.names)
 
 
@@ -293,7 +318,7 @@ def certified_markdown(summary: pd.DataFrame, claims: pd.DataFrame, *, delta: fl
               "(paper / comparator) | coverage under shift | clean coverage | comparator - "
               "paper [interval] | verdict |", "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for c in claims.itertuples(index=False):
-        diff = ("-" if not np.isfinite(c.ci_low) else
+        diff = ("-" if not np.isfinite(c.ci_low) or c.verdict == "nothing certified" else
                 f"{c.diff_mean:+.2f} [{c.ci_low:+.2f}, {c.ci_high:+.2f}]")  # fmt: skip
         lines.append(
             f"| {_title(c.dataset)} | {_pct(c.target_risk)} | {c.paper_score} | {c.comparator} "
