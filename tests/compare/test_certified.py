@@ -179,8 +179,4 @@ def test_generated_blocks(result):
     summary = certified_summary(table, delta=0.1, confidence=0.95)
     claims = certified_claims(table, confidence=0.95)
     blocks = certified_blocks(summary, claims)
-    assert set(blocks) == {"compare_certified", "readme_certified"}
-    assert blocks["compare_certified"] == certified_markdown(summary, claims, delta=0.1)
-    counts = claims["verdict"].value_counts()
-    assert f"over {len(claims)} data set and target pairs" in blocks["readme_certified"]
-    assert str(int(counts.iloc[0])) in blocks["readme_certified"]
+    assert blocks == {"compare_certified": certified_markdown(summary, claims, delta=0.1)}

@@ -45,7 +45,6 @@ DOC_BLOCKS = [
     "compare_noise",
     "compare_hybrid",
     "compare_certified",
-    "readme_certified",
 ]
 DOC_PAGES = [
     "README.md",

@@ -331,21 +331,10 @@ def certified_markdown(summary: pd.DataFrame, claims: pd.DataFrame, *, delta: fl
 
 
 def certified_blocks(summary: pd.DataFrame, claims: pd.DataFrame) -> dict[str, str]:
-    """The generated blocks (:mod:`reliquant.core.docs`): ``compare_certified`` (docs/
-    compare.md: :func:`certified_markdown`) and ``readme_certified`` (the README: the claim's
-    verdicts counted over data sets and targets)."""
+    """The generated block (:mod:`reliquant.core.docs`) ``compare_certified`` of
+    docs/compare.md: :func:`certified_markdown` at the summary's ``delta``."""
     delta = float(summary["delta"].iloc[0]) if len(summary) else math.nan
-    counts = claims["verdict"].value_counts()
-    said = {"robustness": "the paper score kept its guarantee under shift better than its "
-            "comparator", "uncertainty": "the comparator kept it better",
-            "undecided": "undecided", "nothing certified": "neither certified anything"}  # fmt: skip
-    parts = [f"{int(counts[v])} {said[v]}" for v in said if v in counts]
-    short = (f"Certified thresholds (`certify_threshold`, delta = {delta:g}), calibrated on clean "
-             f"validation parts: over {len(claims)} data set and target pairs with a shifted "
-             f"condition, {'; '.join(parts) or 'none'} (paired violations over splits, Holm; "
-             "[docs/compare.md](docs/compare.md#certified-thresholds-under-shift)).\n")  # fmt: skip
-    return {"compare_certified": certified_markdown(summary, claims, delta=delta),
-            "readme_certified": short}  # fmt: skip
+    return {"compare_certified": certified_markdown(summary, claims, delta=delta)}
 
 
 def certified_figure(summary: pd.DataFrame, *, delta: float) -> Figure:
