@@ -52,6 +52,7 @@ include: "workflow/rules/compare.smk"
 include: "workflow/rules/compare_predictions.smk"
 include: "workflow/rules/compare_evaluation.smk"
 include: "workflow/rules/compare_protocols.smk"
+include: "workflow/rules/compare_certified.smk"
 include: "workflow/rules/report.smk"
 # Your own cases (config `custom:`), after the topics whose packages they use.
 include: "workflow/rules/custom.smk"

@@ -2,6 +2,7 @@
 
 from pathlib import Path
 
+from reliquant.compare.reproduction.certified import certified_blocks
 from reliquant.compare.reproduction.highlights import highlight_blocks as compare_blocks
 from reliquant.core.docs import merge_blocks
 from reliquant.core.io import read_frame, write_text
@@ -40,6 +41,9 @@ blocks = merge_blocks(
         read_frame(inp.compare_contrast),
         read_frame(inp.compare_hybrid),
         read_frame(inp.compare_noise),
+    ),
+    certified_blocks(
+        read_frame(inp.compare_certified_summary), read_frame(inp.compare_certified_claims)
     ),
 )
 expected = {Path(p).stem: p for p in snakemake.output}

@@ -44,6 +44,7 @@ DOC_BLOCKS = [
     "compare_cases",
     "compare_noise",
     "compare_hybrid",
+    "compare_certified",
 ]
 DOC_PAGES = [
     "README.md",
@@ -113,6 +114,8 @@ rule docs_blocks:
         compare_declared="results/compare/declared.parquet",
         compare_hybrid="results/compare/hybrid.parquet",
         compare_noise="results/compare/noise.parquet",
+        compare_certified_summary="results/compare/certified_summary.parquet",
+        compare_certified_claims="results/compare/certified_claims.parquet",
     output:
         expand("results/docs/{block}.md", block=DOC_BLOCKS),
     params:

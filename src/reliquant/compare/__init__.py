@@ -28,6 +28,14 @@ ensemble_scores     deep-ensemble scores from the members' stacked probabilities
 feature_scores      feature-space scores fitted on training data: trust score with its density
                     filter, Mahalanobis distance under tied-covariance class Gaussians, k-th
                     nearest-neighbour distance (TrustScore, MahalanobisScore, KNNDistance)
+certified_selection a rejection threshold with a finite-sample guarantee on the selective risk,
+                    for any score: SGR (Geifman & El-Yaniv 2017) and Learn-then-Test
+                    (certify_threshold -> ThresholdCertificate; certify_rows, vectorised)
+certified_scores    the best of several scores at a certified risk, delta split over them
+                    (certify_best_score); the risk-coverage plot
+certified_classifier  a scikit-learn style wrapper that abstains below the certified
+                    threshold (CertifiedSelectiveClassifier)
+risk_bounds         the exact binomial bound and p-value of a selective risk
 verdict             which score to trust: the best robustness against the best uncertainty
                     score, each picked on a selection part and judged on the rest (t-interval
                     over groups, or a bootstrap over predictions), a sentence to act on and
@@ -35,6 +43,19 @@ verdict             which score to trust: the best robustness against the best u
 """
 
 from reliquant.compare.all_scores import MODEL_SCORES, score_predictions
+from reliquant.compare.certified_scores import (
+    BestScoreCertificate,
+    certify_best_score,
+    plot_risk_coverage,
+)
+from reliquant.compare.certified_selection import (
+    CERTIFICATE_COLUMNS,
+    CERTIFY_METHODS,
+    ThresholdCertificate,
+    certify_rows,
+    certify_threshold,
+    selective_risk_curve,
+)
 from reliquant.compare.comparison import (
     COMPARISON_COLUMNS,
     bootstrap_auarc,
@@ -91,6 +112,7 @@ from reliquant.compare.probability_scores import (
     probability_scores,
 )
 from reliquant.compare.rejection import accuracy_rejection_curve, auarc, expected_kept_correct
+from reliquant.compare.risk_bounds import binomial_p_value, binomial_upper_bound
 from reliquant.compare.robustness_scores import (
     MonteCarloScores,
     black_box_robustness,
@@ -124,8 +146,11 @@ from reliquant.compare.verdict import (
     tied_share,
     which_score,
 )
+from reliquant.core.lazy import lazy_attributes
 
 __all__ = [
+    "CERTIFICATE_COLUMNS",
+    "CERTIFY_METHODS",
     "COMPARISON_COLUMNS",
     "COVERAGE_RISKS",
     "CURVE_COLUMNS",
@@ -137,6 +162,8 @@ __all__ = [
     "SELECTION_CONVENTIONS",
     "SELECTION_RULES",
     "VERDICT_COLUMNS",
+    "BestScoreCertificate",
+    "CertifiedSelectiveClassifier",
     "HybridScore",
     "KNNDistance",
     "MahalanobisScore",
@@ -144,16 +171,22 @@ __all__ = [
     "RankTransform",
     "RobustnessSelector",
     "ScoreVerdict",
+    "ThresholdCertificate",
     "TrustScore",
     "accuracy_rejection_curve",
     "auarc",
     "augrc",
     "aurc",
     "auroc_f",
+    "binomial_p_value",
+    "binomial_upper_bound",
     "black_box_robustness",
     "black_box_throughput",
     "bootstrap_auarc",
     "centroid_proximity",
+    "certify_best_score",
+    "certify_rows",
+    "certify_threshold",
     "check_logits",
     "check_member_probabilities",
     "check_probabilities",
@@ -186,6 +219,7 @@ __all__ = [
     "negative_mutual_information",
     "paired_t",
     "plot_accuracy_rejection",
+    "plot_risk_coverage",
     "probability_scores",
     "protocol_log_ratio",
     "rank_models",
@@ -196,7 +230,13 @@ __all__ = [
     "rs_i_cut",
     "score_family",
     "score_predictions",
+    "selective_risk_curve",
     "tied_share",
     "tree_robustness",
     "which_score",
 ]
+
+#: Names imported on first use: scikit-learn's BaseEstimator would load sklearn in every job
+#: that imports the package.
+_LAZY = {"CertifiedSelectiveClassifier": "certified_classifier"}
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY, globals())
