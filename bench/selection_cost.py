@@ -2,7 +2,7 @@
 from a timed fraction of it, scaled, and checked against the splits a run measured.
 
     python bench/selection_cost.py [--tables authent ...] [--measured benchmarks/named/compare]
-                                   [--out results/bench/selection_cost.md]
+                                   [--out results/docs/compare_selection_cost_timings.md]
 
 One split of ``compare_selection`` costs about as much as its three grid searches
 (``GridSearchCV(cv=5)`` over the config grids of ``compare.logratio_protocol.models``, then a
@@ -82,7 +82,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", nargs="+", default=selection["datasets"])
     parser.add_argument("--measured", type=Path, default=None)
-    parser.add_argument("--out", type=Path, default=REPO / "results/bench/selection_cost.md")
+    parser.add_argument(
+        "--out", type=Path, default=REPO / "results/docs/compare_selection_cost_timings.md"
+    )
     args = parser.parse_args()
     rows = []
     for table in args.tables:
