@@ -19,10 +19,16 @@ selection           per prediction, the best or the second-best of several fitte
 all_scores          every score that applies to a fitted model, in one call: score_predictions
 hybrid              one RQ and one UQ score, rank-normalised, combined by a logistic regression
                     fitted on a validation split; weights and held-out AU-ARC
+families            the two families of scores (robustness, uncertainty) and the family of
+                    every score the library computes
+paired_stats        paired t-interval over groups, the verdict rule, identical rankings, ties
+crossfit            the verdict cross-fitted: each group (or fold of the predictions) judged
+                    once by the two scores picked without it; folds from the rows' contents
+rejection_plot      accuracy-rejection curves on a grid, their bands over groups or bootstrap
+                    resamples, and their plot
 verdict             which score to trust: the best robustness against the best uncertainty
-                    score, each picked on a selection part and judged on the rest (t-interval
-                    over groups, or a bootstrap over predictions), a sentence to act on and
-                    the curves' plot (which_score -> ScoreVerdict); the score families
+                    score, cross-fitted, a paired t-test over groups (or folds), a sentence
+                    to act on and the curves' plot (which_score -> ScoreVerdict)
 """
 
 from reliquant.compare.all_scores import MODEL_SCORES, score_predictions
@@ -70,6 +76,7 @@ from reliquant.compare.selection import (
 from reliquant.compare.verdict import (
     CURVE_COLUMNS,
     FAMILIES,
+    JUDGED_COLUMNS,
     SCORE_FAMILY,
     SCORE_VERDICTS,
     VERDICT_COLUMNS,
@@ -87,6 +94,7 @@ __all__ = [
     "COMPARISON_COLUMNS",
     "CURVE_COLUMNS",
     "FAMILIES",
+    "JUDGED_COLUMNS",
     "MODEL_SCORES",
     "PROBABILITY_SCORES",
     "SCORE_FAMILY",
