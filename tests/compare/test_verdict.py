@@ -146,7 +146,13 @@ def test_every_group_is_judged_exactly_once_by_picks_made_without_its_fold():
     assert "8 groups in 3 folds" in v.recommendation
 
 
-def test_without_groups_the_folds_of_the_predictions_are_the_units():
+def test_without_groups_ten_deals_of_ten_folds_are_judged_and_averaged():
+    """The predictions sorted on their contents, dealt into 10 folds 10 times (the streams the
+    docstring names); every fold of every deal judged by the picks on its other folds; the
+    mean of the differences and the mean of the deals' variances (t, 9 degrees of
+    freedom)."""
+    from reliquant.core.seeding import block_rng
+
     rng = np.random.default_rng(1)
     n = 400
     correct = rng.random(n) < 0.7
@@ -154,22 +160,38 @@ def test_without_groups_the_folds_of_the_predictions_are_the_units():
               "max_probability": correct + rng.normal(0, 1.0, n),
               "margin": correct + rng.normal(0, 1.2, n)}  # fmt: skip
     v = which_score(scores, correct, n_boot=40, confidence=0.9, seed=5)
-    assert (v.method, v.n_units, v.n_folds, v.dof) == ("folds", 10, 10, 9)
-    assert sorted(np.bincount(v.fold)) == [40] * 10
-    labels = np.arange(10)
-    per = {k: {f: brute_auarc(s[v.fold == f], correct[v.fold == f]) for f in labels}
-           for k, s in scores.items()}  # fmt: skip
-    fit = brute_cross_fit(per, labels, {f: f for f in labels}, ["mc_robustness"],
-                          ["max_probability", "margin"])  # fmt: skip
-    d = np.array([fit[f][2] for f in labels])
-    lo, hi = stats.t.interval(0.9, 9, loc=d.mean(), scale=stats.sem(d))
-    assert (v.diff, v.ci_low, v.ci_high) == pytest.approx((d.mean(), lo, hi), abs=1e-12)
+    assert (v.method, v.n_units, v.n_folds, v.n_deals, v.dof) == ("folds", 10, 10, 10, 9)
+    order = np.lexsort([correct.astype(np.int8), *[scores[k] for k in reversed(scores)]])
+    labels, diffs = np.arange(10), []
+    for deal in range(10):
+        canon = np.empty(n, dtype=int)
+        canon[block_rng(5, "which_score", "folds", deal).permutation(n)] = np.arange(n) % 10
+        fold = np.empty(n, dtype=int)
+        fold[order] = canon
+        if deal == 0:
+            assert np.array_equal(v.fold, fold) and sorted(np.bincount(fold)) == [40] * 10
+        per = {k: {f: brute_auarc(s[fold == f], correct[fold == f]) for f in labels}
+               for k, s in scores.items()}  # fmt: skip
+        fit = brute_cross_fit(per, labels, {f: f for f in labels}, ["mc_robustness"],
+                              ["max_probability", "margin"])  # fmt: skip
+        rows = v.judged[v.judged["deal"] == deal].set_index("unit")
+        for f in labels:
+            assert tuple(rows.loc[f, ["robustness", "uncertainty"]]) == fit[f][:2]
+            assert rows.loc[f, "diff"] == pytest.approx(fit[f][2], abs=1e-12)
+        diffs.append([fit[f][2] for f in labels])
+    d = np.array(diffs)
+    se = np.sqrt(d.var(axis=1, ddof=1).mean() / 10)
+    half = stats.t.ppf(0.95, 9) * se
+    assert (v.diff, v.ci_low, v.ci_high) == pytest.approx(
+        (d.mean(), d.mean() - half, d.mean() + half), abs=1e-12
+    )
+    assert v.p_value == pytest.approx(2 * stats.t.sf(abs(d.mean()) / se, 9), rel=1e-9)
     assert "test predictions only" in v.recommendation and "groups=" in v.recommendation
+    assert "10 folds of the predictions dealt 10 times" in v.recommendation
     assert "9 degrees of freedom" in v.recommendation
     # the ranked table: compare_scores on all predictions (in the order of their contents)
     from reliquant.compare import compare_scores
 
-    order = np.lexsort([correct.astype(np.int8), *[scores[k] for k in reversed(scores)]])
     ranked = compare_scores({k: s[order] for k, s in scores.items()}, correct[order],
                             n_boot=40, confidence=0.9, seed=5).set_index("score")  # fmt: skip
     table = v.table.set_index("score")
@@ -199,7 +221,7 @@ def test_the_comparator_is_picked_without_the_unit_it_judges(with_groups):
     v = which_score(trial, correct, groups=groups, n_boot=40, seed=7)
     assert np.array_equal(v.fold, fold)
     assert v.uncertainty == "max_probability"
-    row = v.judged.set_index("fold").loc[0]
+    row = v.judged[v.judged["deal"] == 0].set_index("fold").loc[0]
     assert row["uncertainty"] == "max_probability"  # picked on the units where it shines
     on_bad = brute_auarc(trial["max_probability"][bad], correct[bad])
     assert row["auarc_uncertainty"] == pytest.approx(on_bad, abs=1e-12)

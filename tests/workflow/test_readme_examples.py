@@ -162,8 +162,9 @@ WHICH_HEADING = "## Which score should I trust? One answer"
 
 def test_which_score_example_says_what_an_independent_t_interval_says():
     """The result object's example: the sentence it prints is the answer's, its numbers are
-    the t-interval (scipy) of the per-split AU-ARC differences of the two compared scores on
-    the held-out splits, and its plot draws a line per score."""
+    the t-interval (scipy) of the per-split AU-ARC differences of the two scores each split's
+    fold picked on the other splits (every split judged once), and its plot draws a line per
+    score."""
     import contextlib
     import io
 
@@ -184,12 +185,15 @@ def test_which_score_example_says_what_an_independent_t_interval_says():
     correct, groups = namespace["correct"].to_numpy(), namespace["groups"].to_numpy()
     assert out.getvalue().strip() == answer.recommendation
     assert answer.verdict in SCORE_VERDICTS and answer.method == "groups"
-    judged = np.unique(groups[~answer.selected])
-    d = np.array([auarc(table[answer.robustness][groups == g], correct[groups == g])
-                  - auarc(table[answer.uncertainty][groups == g], correct[groups == g])
-                  for g in judged])  # fmt: skip
+    judged = answer.judged
+    assert sorted(judged["unit"]) == sorted(set(groups))  # every split judged once
+    d = np.array([auarc(table[r][groups == g], correct[groups == g])
+                  - auarc(table[u][groups == g], correct[groups == g])
+                  for g, r, u in zip(judged["unit"], judged["robustness"], judged["uncertainty"],
+                                     strict=True)])  # fmt: skip
     lo, hi = stats.t.interval(0.95, d.size - 1, loc=d.mean(), scale=stats.sem(d))
     assert (answer.diff, answer.ci_low, answer.ci_high) == pytest.approx((d.mean(), lo, hi))
+    assert f"{d.size - 1} degrees of freedom" in answer.recommendation
     assert answer.robustness in answer.recommendation
     assert answer.uncertainty in answer.recommendation
     assert len(plt.gca().get_lines()) == len(answer.table) == table.shape[1]

@@ -17,6 +17,8 @@ robustness_scores   robustness scores: tree ensembles (trees.robustness_batch), 
 selection           per prediction, the best or the second-best of several fitted models by
                     robustness (RS-D, RS-I; arXiv 2603.23318): RobustnessSelector
 all_scores          every score that applies to a fitted model, in one call: score_predictions
+model_inputs        score_predictions' inputs matched to the model: rows in its feature order,
+                    the noise as each robustness function takes it
 hybrid              one RQ and one UQ score, rank-normalised, combined by a logistic regression
                     fitted on a validation split; weights and held-out AU-ARC
 families            the two families of scores (robustness, uncertainty) and the family of

@@ -3,11 +3,14 @@ the scores picked without it (the verdict of :func:`reliquant.compare.which_scor
 
 **Units and folds.** With ``groups`` (one label per fitted model, e.g. the split) the units
 are the groups, identified by their label values: sorted, never numbered by position or first
-appearance. By default every group is its own fold (leave one group out); ``n_folds = K``
-deals the sorted groups into ``K`` folds in an order drawn with ``block_rng(seed,
-"which_score", "folds")``. Without groups the units are ``K`` folds of the predictions: the
-predictions are put in :func:`canonical_order` (a sort on their contents: group, every score,
-correctness) and dealt into the folds in an order drawn from the same stream. Either way the
+appearance. By default every group is its own fold (leave one group out: nothing is drawn);
+``n_folds = K`` deals the sorted groups into ``K`` folds in an order drawn with
+``block_rng(seed, "which_score", "folds")``. Without groups the units are ``K`` folds of the
+predictions: the predictions are put in :func:`canonical_order` (a sort on their contents:
+group, every score, correctness) and dealt into the folds, :data:`DEFAULT_DEALS` times in
+orders drawn with ``block_rng(seed, "which_score", "folds", r)``; every deal is judged and
+the test averages them (:func:`repeated_t`), so that the verdict does not rest on the luck
+of one deal. Either way the
 folds are a function of the rows' contents and ``seed``, never of the order the user's table
 happens to have; two identical rows are interchangeable, so which of them lands in which fold
 changes nothing.
@@ -34,8 +37,10 @@ When every fold picks the same two scores, ``d_u`` is the paired difference of t
 scores and the test is exactly the workflow's; when the picks differ between folds the
 ``d_u`` of different folds depend on each other through the picks (each pick reads ``U - |k|``
 of the units), a dependence that shrinks as the picks settle, and ``judged`` shows which
-fold picked what. Without groups the ``d_u`` are the folds' differences for one fitted model:
-the interval carries the variation of the test predictions only.
+fold picked what. Without groups the ``d_u`` are the folds' differences for one fitted model
+(the interval carries the variation of the test predictions only), over several deals:
+:func:`repeated_t` averages the deals' means and their variances, ``U - 1`` degrees of
+freedom.
 
 **Fewest units.** :data:`MIN_UNITS` = 3 (2 degrees of freedom; with 2 units, ``t_{0.975, 1}
 = 12.7`` and one difference estimates the spread) is refused below; fewer than
@@ -44,9 +49,10 @@ one's and the spread rests on four values. A group needs at least 2 predictions 
 prediction's AU-ARC is its correctness, whatever the score: every score would tie).
 
 Public API: :data:`MIN_UNITS`, :data:`FEW_UNITS`, :data:`DEFAULT_FOLDS`,
-:data:`JUDGED_COLUMNS`, :func:`group_labels`, :func:`canonical_order`, :func:`deal_folds`,
-:class:`Units`, :func:`prediction_units`, :func:`group_units`, :func:`unit_auarc`,
-:func:`family_candidates`, :class:`CrossFit`, :func:`cross_fit`.
+:data:`DEFAULT_DEALS`, :data:`JUDGED_COLUMNS`, :func:`group_labels`, :func:`canonical_order`,
+:func:`deal_folds`, :class:`Units`, :func:`prediction_units`, :func:`group_units`,
+:func:`unit_auarc`, :func:`family_candidates`, :class:`CrossFit`, :func:`cross_fit`,
+:func:`repeated_t`.
 """
 
 from __future__ import annotations
@@ -58,12 +64,13 @@ import numpy as np
 import pandas as pd
 
 from reliquant.compare.families import FAMILIES, PROBABILITY_ROBUSTNESS
-from reliquant.compare.paired_stats import identical_ranking
+from reliquant.compare.paired_stats import identical_ranking, paired_t
 from reliquant.compare.rejection import auarc_rows
 from reliquant.core.arguments import check_int
 from reliquant.core.seeding import block_rng
 
 __all__ = [
+    "DEFAULT_DEALS",
     "DEFAULT_FOLDS",
     "FEW_UNITS",
     "JUDGED_COLUMNS",
@@ -77,6 +84,7 @@ __all__ = [
     "group_labels",
     "group_units",
     "prediction_units",
+    "repeated_t",
     "unit_auarc",
 ]
 
@@ -86,10 +94,13 @@ MIN_UNITS = 3
 FEW_UNITS = 5
 #: Folds of the predictions without groups.
 DEFAULT_FOLDS = 10
+#: Deals of the predictions into folds without groups (each judged; module docstring).
+DEFAULT_DEALS = 10
 
 #: The columns of :attr:`reliquant.compare.ScoreVerdict.judged`: one row per unit.
 JUDGED_COLUMNS = (
     "unit",  # the group label (with groups) or the fold number (without)
+    "deal",  # int: the deal of the predictions into folds (0 with groups)
     "fold",  # int: the fold whose picks judge it
     "n",  # int: its predictions
     "robustness",  # str: the robustness pick of its fold (picked without this fold)
@@ -167,10 +178,14 @@ def _few_units(n: int, what: str) -> None:
         )
 
 
-def prediction_units(n: int, folds: int | None, seed: int) -> Units:
-    """Without groups: ``folds`` (default :data:`DEFAULT_FOLDS`, at least :data:`MIN_UNITS`)
-    folds of the ``n`` predictions (in canonical order, :func:`deal_folds`), each a unit of
-    the t-test; refused when a fold would hold fewer than 2 predictions."""
+def prediction_units(
+    n: int, folds: int | None, seed: int, deals: int = DEFAULT_DEALS
+) -> list[Units]:
+    """Without groups: ``deals`` deals (:data:`DEFAULT_DEALS`) of the ``n`` predictions (in
+    canonical order) into ``folds`` folds (default :data:`DEFAULT_FOLDS`, at least
+    :data:`MIN_UNITS`), deal ``r`` drawn with ``block_rng(seed, "which_score", "folds", r)``;
+    each fold a unit of the t-test. Refused when a fold would hold fewer than 2
+    predictions."""
     k = DEFAULT_FOLDS if folds is None else check_int(folds, "folds", minimum=MIN_UNITS)
     if n < 2 * k:
         raise ValueError(
@@ -179,15 +194,20 @@ def prediction_units(n: int, folds: int | None, seed: int) -> Units:
             f"folds= (at least {MIN_UNITS}, so at least {2 * MIN_UNITS} predictions), or "
             "groups= (one label per fitted model)"
         )
-    fold = deal_folds(n, k, seed)
     _few_units(k, f"folds={k}")
-    members = [np.flatnonzero(fold == j) for j in range(k)]
-    return Units("folds", members, np.arange(k), np.arange(k), fold)
+    out = []
+    for r in range(deals):
+        fold = np.empty(n, dtype=np.int64)
+        fold[block_rng(seed, "which_score", "folds", r).permutation(n)] = np.arange(n) % k
+        members = [np.flatnonzero(fold == j) for j in range(k)]
+        out.append(Units("folds", members, np.arange(k), np.arange(k), fold))
+    return out
 
 
-def group_units(codes: np.ndarray, labels: np.ndarray, folds: int | None, seed: int) -> Units:
-    """With groups: every group a unit, its fold by :func:`deal_folds` (one per group by
-    default). Refuses fewer than :data:`MIN_UNITS` groups and groups of one prediction."""
+def group_units(codes: np.ndarray, labels: np.ndarray, folds: int | None, seed: int) -> list[Units]:
+    """With groups: one deal, every group a unit, its fold by :func:`deal_folds` (one per
+    group by default). Refuses fewer than :data:`MIN_UNITS` groups and groups of one
+    prediction."""
     n_groups = labels.size
     if n_groups < MIN_UNITS:
         raise ValueError(
@@ -210,7 +230,7 @@ def group_units(codes: np.ndarray, labels: np.ndarray, folds: int | None, seed: 
         raise ValueError(f"folds={k} is more than the {n_groups} groups: at most one per group")
     _few_units(n_groups, f"groups has {n_groups} distinct groups")
     unit_fold = deal_folds(n_groups, k, seed)
-    return Units("groups", members, labels, unit_fold, unit_fold[codes])
+    return [Units("groups", members, labels, unit_fold, unit_fold[codes])]
 
 
 def unit_auarc(s: np.ndarray, c: np.ndarray, members: list[np.ndarray]) -> np.ndarray:
@@ -287,3 +307,27 @@ def cross_fit(
     return CrossFit(picks=picks, final=(_pick(every, rob), _pick(every, unc)),
                     unit_fold=unit_fold, a=per_unit[r, units], b=per_unit[q, units],
                     same=same)  # fmt: skip
+
+
+def repeated_t(diffs: list[np.ndarray], confidence: float) -> dict[str, float]:
+    """The t-test of the mean paired difference over ``R`` deals of ``U`` units each
+    (``diffs[r]``: the ``U`` differences of deal ``r``; module docstring):
+
+        mean = (1/R) sum_r mean(d_r),   se^2 = (1/R) sum_r var(d_r) / U   (var with ddof 1),
+        interval: mean -/+ t_{(1 + confidence)/2, U - 1} se,   p: two-sided, U - 1 df.
+
+    One deal: exactly :func:`reliquant.compare.paired_t`. Over several deals the mean of the
+    deals' means varies less than one deal's mean (``Var(mean_r X_r) <= mean_r Var(X_r)``),
+    so the averaged variance keeps the interval conservative while the deals' averages take
+    the luck of one deal out of the verdict. Keys as :func:`reliquant.compare.paired_t`."""
+    from scipy import stats
+
+    if len(diffs) == 1:
+        return paired_t(diffs[0], confidence)
+    d = np.stack([np.asarray(x, dtype=np.float64) for x in diffs])
+    mean, dof = float(d.mean()), d.shape[1] - 1
+    se = float(np.sqrt(d.var(axis=1, ddof=1).mean() / d.shape[1]))
+    half = float(stats.t.ppf((1 + confidence) / 2, dof)) * se
+    p = float(2 * stats.t.sf(abs(mean) / se, dof)) if se > 0 else float(mean == 0)
+    return {"diff_mean": mean, "diff_se": se, "ci_low": mean - half, "ci_high": mean + half,
+            "p_value": p}  # fmt: skip

@@ -28,13 +28,14 @@ def _how(r: Mapping[str, Any]) -> str:
     elif r["method"] == "groups":
         how = f"{u} groups in {k} folds, each judged by the two scores picked on the other folds"
     else:
-        how = f"{k} folds of the predictions, each judged by the scores picked on the other {k - 1}"
+        how = (f"{k} folds of the predictions dealt {r['n_deals']} times, each fold judged by "
+               f"the scores picked on the other {k - 1}")  # fmt: skip
     how += f": mean paired difference, {pct} t-interval, {r['dof']} degrees of freedom"
     judged = r["judged"]
     agree = [(judged[f] == r[f]).sum() for f in FAMILIES]
-    if min(agree) < u:
+    if min(agree) < len(judged):
         how += (f"; the folds' picks differ from these: {r['robustness']} judged "
-                f"{agree[0]} of the {u} units, {r['uncertainty']} {agree[1]}")  # fmt: skip
+                f"{agree[0]} of the {len(judged)} units, {r['uncertainty']} {agree[1]}")  # fmt: skip
     if r["method"] == "folds":
         how += ("; it shows the variation of the test predictions only, not of training the "
                 "model again: pass groups= (one per fitted model) for that")  # fmt: skip
@@ -44,7 +45,7 @@ def _how(r: Mapping[str, Any]) -> str:
 def recommendation(r: Mapping[str, Any], table: pd.DataFrame) -> str:
     """The sentence of the fields ``r`` of a :class:`reliquant.compare.ScoreVerdict` (the
     verdict, the two scores, their held-out numbers, ``method``, ``n_units``, ``n_folds``,
-    ``dof``, ``judged``, ``confidence``) and its ranked ``table`` (the best score on all
+    ``n_deals``, ``dof``, ``judged``, ``confidence``) and its ranked ``table`` (the best score on all
     predictions, named when there is no comparison)."""
     rq, uq = r["robustness"], r["uncertainty"]
     if r["verdict"] == "no comparison":

@@ -68,6 +68,7 @@ from reliquant.compare.crossfit import (
     group_labels,
     group_units,
     prediction_units,
+    repeated_t,
     unit_auarc,
 )
 from reliquant.compare.families import FAMILIES, SCORE_FAMILY, check_families, score_family
@@ -160,7 +161,8 @@ class ScoreVerdict:
         the unit's AU-ARC under its fold's pick.
     diff, ci_low, ci_high, p_value, dof
         Mean paired difference over the units, its t-interval (clipped to [-1, 1]), the
-        two-sided p-value and the degrees of freedom ``U - 1``.
+        two-sided p-value and the degrees of freedom ``U - 1``
+        (:func:`reliquant.compare.crossfit.repeated_t`).
     verdict
         One of :data:`SCORE_VERDICTS`; ``reason`` says why in words.
     recommendation
@@ -168,9 +170,11 @@ class ScoreVerdict:
     method
         ``"groups"`` (units are the groups) or ``"folds"`` (folds of the predictions).
     fold
-        The fold of each prediction (in the order of ``correct``).
-    n_units, n_folds
-        Units of the t-test and folds of the cross-fitting.
+        The fold of each prediction (in the order of ``correct``; without groups, in the
+        first deal).
+    n_units, n_folds, n_deals
+        Units of the t-test (per deal), folds of the cross-fitting, deals of the predictions
+        into folds (1 with groups; without, :data:`reliquant.compare.crossfit.DEFAULT_DEALS`).
     confidence
         Level of every interval.
     """
@@ -194,6 +198,7 @@ class ScoreVerdict:
     fold: np.ndarray
     n_units: int
     n_folds: int
+    n_deals: int
     confidence: float
 
     def _shown(self) -> pd.DataFrame:
@@ -210,7 +215,7 @@ class ScoreVerdict:
                 "vs best": t["diff_vs_best"].map("{:+.3f}".format),
                 "interval ": dci,
                 "tied": t["tied"].map("{:.0%}".format),
-                "picked": [f"{k}/{self.n_folds}" for k in t["folds_picked"]],
+                "picked": [f"{k}/{self.n_folds * self.n_deals}" for k in t["folds_picked"]],
                 "compared": np.where(t["picked"], "*", ""),
             }
         )
@@ -381,9 +386,10 @@ def which_score(
         curves = bootstrap_curves(s, c, grid, min(n_boot, _BAND_RESAMPLES), level, seed)
     else:
         units = group_units(codes[order], labels, folds, seed)
-        columns = _table_by_groups(unit_auarc(s, c, units.members), level)
-        tied = np.array([np.mean([tied_share(row[m]) for m in units.members]) for row in s])
-        curves = group_curves(s, c, units.members, grid, level)
+        members = units[0].members
+        columns = _table_by_groups(unit_auarc(s, c, members), level)
+        tied = np.array([np.mean([tied_share(row[m]) for m in members]) for row in s])
+        curves = group_curves(s, c, members, grid, level)
     columns = [np.clip(v, lo, 1.0) for v, lo in zip(columns, (0, 0, 0, -1, -1, -1), strict=True)]
     decided = _judge(names, fam, s, c, units, level)
     picked = np.isin(names, [decided["robustness"], decided["uncertainty"]])
@@ -397,56 +403,68 @@ def which_score(
          "band_low": curves[1].ravel(), "band_high": curves[2].ravel()}
     )  # fmt: skip
     fold = np.empty(c.size, dtype=np.int64)
-    fold[order] = units.prediction_fold
-    result = {**decided, "method": units.method, "fold": fold, "n_units": len(units.members),
-              "n_folds": units.n_folds, "confidence": level}  # fmt: skip
+    fold[order] = units[0].prediction_fold
+    result = {**decided, "method": units[0].method, "fold": fold,
+              "n_units": len(units[0].members), "n_folds": units[0].n_folds,
+              "n_deals": len(units), "confidence": level}  # fmt: skip
     result["recommendation"] = recommendation(result, table)
     return ScoreVerdict(table=table.reset_index(drop=True),
                         curves=curve_frame[list(CURVE_COLUMNS)], **result)  # fmt: skip
 
 
 def _judge(
-    names: list[str], fam: list[str], s: np.ndarray, c: np.ndarray, units: Units, level: float
-) -> dict[str, Any]:
-    """The cross-fitted comparison (:func:`reliquant.compare.crossfit.cross_fit`): the fields
-    of :class:`ScoreVerdict` it decides, ``judged``, and ``times_picked`` per score."""
+    names: list[str], fam: list[str], s: np.ndarray, c: np.ndarray, deals: list[Units],
+    level: float,
+) -> dict[str, Any]:  # fmt: skip
+    """The cross-fitted comparison (:func:`reliquant.compare.crossfit.cross_fit`) of every
+    deal, tested with :func:`reliquant.compare.crossfit.repeated_t`: the fields of
+    :class:`ScoreVerdict` it decides, ``judged``, and ``times_picked`` per score."""
     nan = float("nan")
-    members = units.members
-    judged = pd.DataFrame({"unit": units.labels, "fold": units.unit_fold,
-                           "n": [m.size for m in members]})  # fmt: skip
+    judged = pd.concat(
+        [pd.DataFrame({"unit": u.labels, "deal": r, "fold": u.unit_fold,
+                       "n": [m.size for m in u.members]}) for r, u in enumerate(deals)],
+        ignore_index=True,
+    )  # fmt: skip
     out: dict[str, Any] = {"robustness": None, "uncertainty": None, "auarc_robustness": nan,
                            "auarc_uncertainty": nan, "diff": nan, "ci_low": nan,
-                           "ci_high": nan, "p_value": nan, "dof": len(members) - 1,
+                           "ci_high": nan, "p_value": nan, "dof": len(deals[0].members) - 1,
                            "times_picked": np.zeros(len(names), dtype=np.int64)}  # fmt: skip
     candidates = family_candidates(names, fam)
-    informative = any(c[m].any() and not c[m].all() for m in members)
+    informative = any(c[m].any() and not c[m].all() for m in deals[0].members)
     if len(candidates) < 2 or not informative:
         if len(candidates) < 2:
             (present,) = candidates  # every score has a family: one of the two is present
             missing = next(f for f in FAMILIES if f not in candidates)
             reason = f"no {missing} score among the scores, only {present} scores"
         else:
-            unit = "group" if units.method == "groups" else "fold"
+            unit = "group" if deals[0].method == "groups" else "fold"
             reason = (f"every {unit} holds only right or only wrong predictions: each score's "
                       "AU-ARC is the accuracy, so no score can be told apart")  # fmt: skip
             warnings.warn(reason, UserWarning, stacklevel=3)
-        for key in JUDGED_COLUMNS[3:]:
+        for key in JUDGED_COLUMNS[4:]:
             judged[key] = None if key in FAMILIES else nan
         return {**out, "judged": judged, "verdict": "no comparison", "reason": reason}
-    fit = cross_fit(unit_auarc(s, c, members), units.unit_fold, candidates, s, members)
-    t = paired_t(fit.diffs, level)
-    r, q = fit.final
-    judged["robustness"] = [names[j] for j in fit.picks[units.unit_fold, 0]]
-    judged["uncertainty"] = [names[j] for j in fit.picks[units.unit_fold, 1]]
-    judged["auarc_robustness"], judged["auarc_uncertainty"] = fit.a, fit.b
-    judged["diff"] = fit.diffs
+    per_unit = [unit_auarc(s, c, u.members) for u in deals]
+    fits = [cross_fit(a, u.unit_fold, candidates, s, u.members)
+            for a, u in zip(per_unit, deals, strict=True)]  # fmt: skip
+    t = repeated_t([f.diffs for f in fits], level)
+    every = np.mean([a.mean(axis=1) for a in per_unit], axis=0)
+    r, q = (max(candidates[f], key=lambda j: every[j]) for f in FAMILIES)
+    picks = np.concatenate([f.picks[u.unit_fold] for f, u in zip(fits, deals, strict=True)])
+    judged["robustness"] = [names[j] for j in picks[:, 0]]
+    judged["uncertainty"] = [names[j] for j in picks[:, 1]]
+    judged["auarc_robustness"] = np.concatenate([f.a for f in fits])
+    judged["auarc_uncertainty"] = np.concatenate([f.b for f in fits])
+    judged["diff"] = judged["auarc_robustness"] - judged["auarc_uncertainty"]
     out.update({"robustness": names[r], "uncertainty": names[q],
-                "auarc_robustness": float(fit.a.mean()), "auarc_uncertainty": float(fit.b.mean()),
+                "auarc_robustness": float(judged["auarc_robustness"].mean()),
+                "auarc_uncertainty": float(judged["auarc_uncertainty"].mean()),
                 "diff": t["diff_mean"], "ci_low": max(t["ci_low"], -1.0),
                 "ci_high": min(t["ci_high"], 1.0), "p_value": t["p_value"],
-                "times_picked": fit.times_picked(len(names)), "judged": judged})  # fmt: skip
+                "times_picked": sum(f.times_picked(len(names)) for f in fits),
+                "judged": judged})  # fmt: skip
     word = family_verdict(t["diff_mean"], t["p_value"], alpha=1 - level)
-    if fit.same:
+    if all(f.same for f in fits):
         out["verdict"] = "identical ranking"
         out["reason"] = "the two rank every judged unit's predictions identically, ties included"
     elif word == "undecided":
