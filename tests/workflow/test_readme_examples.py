@@ -113,6 +113,13 @@ def test_python_example_runs_and_gives_what_it_says(code):
         assert (scores["distance"] >= 0).all() and scores["likelihood"].between(0, 1).all()
         rows = scores.groupby("true")["likelihood"].sum()
         np.testing.assert_allclose(rows, 1.0, atol=1e-9)  # each row of L sums to 1
+        # the centroids come from the reference (training) set, as in the paper (eq. 3): the
+        # mean softmax of its correctly classified examples of each class
+        assert "reference_softmax=" in code and "reference_labels=" in code
+        train, labels = namespace["train"], namespace["y"][:1200]
+        right = train.argmax(axis=1) == labels
+        means = np.stack([train[right & (labels == c)].mean(axis=0) for c in range(k)])
+        np.testing.assert_allclose(namespace["mlm"].class_means, means, atol=1e-12)
 
 
 def test_yaml_example_passes_the_config_schema():
