@@ -4,10 +4,11 @@ Which score should I trust? One answer with its interval
 
 Eight training sets of a logistic regression, every score that applies to each test
 prediction (``score_predictions``: the probability scores and a Monte Carlo robustness under
-``N(0, 0.01)`` noise on the scaled features): ``which_score`` ranks the scores by AU-ARC, picks the best
-robustness and the best uncertainty score on half of the splits, judges the two on the other
-half (a t-interval over splits), and says which to use. ``answer.plot()`` draws every score's
-accuracy-rejection curve, with the band of the two compared.
+``N(0, 0.01)`` noise on the scaled features): ``which_score`` ranks the scores by AU-ARC, judges
+each split by the best robustness and the best uncertainty score picked on the other seven
+(cross-fitting: every split judged once), tests the mean held-out difference with a
+t-interval over the eight splits, and says which to use. ``answer.plot()`` draws every
+score's accuracy-rejection curve, with the band of the two compared.
 """
 
 import pandas as pd
@@ -30,6 +31,7 @@ print(answer.recommendation)
 answer.plot()
 
 # %%
-# The table behind the sentence: every score on all predictions, best first; ``*`` marks the
-# two compared.
+# The table behind the sentence: every score's AU-ARC on all predictions, best first; ``*``
+# marks the two compared. ``answer.judged``: every split with the two scores that judged it.
 print(answer)
+print(answer.judged)

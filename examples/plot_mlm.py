@@ -2,8 +2,9 @@
 The Misclassification Likelihood Matrix of any classifier
 =========================================================
 
-Class centroids of the softmax outputs (eq. 3, refined by K-Means), the distance matrix D
-and the likelihood matrix L (eqs. 5-8) of paper 004, for a logistic regression on the digits.
+Class centroids of the training set's softmax outputs (the reference set, eq. 3, refined by
+K-Means), the distance matrix D and the likelihood matrix L (eqs. 5-8) of the test examples,
+as in paper 004, for a logistic regression on the digits.
 """
 
 from sklearn.datasets import load_digits
@@ -12,8 +13,9 @@ from reliquant.mlm import misclassification_likelihood
 
 X, y = load_digits(return_X_y=True)
 model = LogisticRegression(max_iter=1000).fit(X[:1200] / 16, y[:1200])
-softmax = model.predict_proba(X[1200:] / 16)
-mlm = misclassification_likelihood(softmax, y[1200:])  # centroids (eq. 3), D and L (eqs. 5-8)
+softmax, train = model.predict_proba(X[1200:] / 16), model.predict_proba(X[:1200] / 16)
+mlm = misclassification_likelihood(softmax, y[1200:], reference_softmax=train,
+                                   reference_labels=y[:1200])  # centroids (eq. 3): training set
 scores = mlm.to_frame()  # true, predicted, distance, likelihood
 
 # %%

@@ -255,3 +255,67 @@ def test_bad_inputs_are_refused_naming_the_argument(iris, svc, change, error, wo
         score_predictions(model, data, **args)
     for word in words:
         assert word in str(info.value), str(info.value)
+
+
+def test_two_identical_calls_give_identical_scores_bit_for_bit(iris, forest):
+    """Reproducible by default: the same call twice gives the same frame, bit for bit; with a
+    time budget that is not the binding limit (every row certified exact well within it) as
+    well. ``attrs`` name the budget and carry ``seconds`` and ``overrun``."""
+    from sklearn.linear_model import LogisticRegression
+
+    from reliquant.compare.robustness_scores import SCORE_MAX_BOXES, SCORE_MAX_DRAWS
+
+    X, y = iris
+    rows = X.iloc[::10]
+    a = score_predictions(forest, rows, noise=0.3, X_train=X, y_train=y, seed=2)
+    b = score_predictions(forest, rows, noise=0.3, X_train=X, y_train=y, seed=2)
+    pd.testing.assert_frame_equal(a, b, check_exact=True)
+    per_row = f"max_boxes={SCORE_MAX_BOXES}, max_draws={SCORE_MAX_DRAWS} per row"
+    assert a.attrs["budget"] == f"tree_robustness: {per_row}" and a.attrs["overrun"] == ""
+    assert a.attrs["seconds"] > 0 and b.attrs["seconds"] > 0
+    # a generous time budget on a small forest: the engine certifies every row exactly in a
+    # few boxes, long before the clock could stop it (30 s a row: even a busy machine's
+    # pace leaves the certification its time)
+    small = RandomForestClassifier(n_estimators=3, max_depth=2, random_state=0).fit(X, y)
+    frame = tree_robustness(small, rows, Gaussian(0.3), time_budget=30.0, return_frame=True)
+    assert (frame["status"] == "exact").all() and (frame["n_boxes"] < 100).all()
+    timed = [score_predictions(small, rows, noise=0.3, time_budget=30.0, seed=2) for _ in range(2)]
+    pd.testing.assert_frame_equal(timed[0], timed[1], check_exact=True)
+    assert timed[0].attrs["budget"] == "tree_robustness: time_budget=30 s per row"
+    assert timed[0].attrs["overrun"] == ""
+    # any other model: the Monte Carlo robustness, n_draws per row
+    logit = LogisticRegression(max_iter=500).fit(X, y)
+    c, d = (score_predictions(logit, rows, noise=0.3, n_draws=200, seed=2) for _ in range(2))
+    pd.testing.assert_frame_equal(c, d, check_exact=True)
+    assert c.attrs["budget"] == "mc_robustness: n_draws=200 per row"
+    assert score_predictions(logit, rows).attrs["budget"] == ""  # no noise: no robustness
+
+
+def test_equal_variances_of_standardised_data_are_accepted_as_a_plain_vector(iris):
+    """The user's trap: ``(0.1 * X.std()) ** 2`` of standardised data, a plain vector, next to
+    X with its columns in another order than the model's. Its entries differ in their last
+    bits, so it used to be refused as "in another order"; equal up to rounding, it does not
+    matter which feature each entry belongs to."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
+
+    from reliquant.trees import robustness
+
+    X, y = iris
+    Z = pd.DataFrame(StandardScaler().fit_transform(X), columns=X.columns)
+    shuffled = Z[list(reversed(Z.columns))]
+    variance = (0.1 * shuffled.std(ddof=0).to_numpy()) ** 2  # plain, in the input's order
+    assert not np.array_equal(variance[::-1], variance)  # not bit-identical: the trap
+    logit = LogisticRegression(max_iter=500).fit(Z, y)
+    got = score_predictions(logit, shuffled.iloc[::15], noise=variance, n_draws=300, seed=1)
+    want = score_predictions(logit, Z.iloc[::15], noise=np.full(4, 0.01), n_draws=300, seed=1)
+    np.testing.assert_allclose(got["mc_robustness"], want["mc_robustness"], atol=0.02)
+    forest = RandomForestClassifier(n_estimators=4, max_depth=3, random_state=0).fit(Z, y)
+    r = robustness(forest, shuffled.iloc[3], Gaussian(variance))
+    ref = robustness(forest, Z.iloc[3], Gaussian(np.full(4, 0.01)))
+    assert abs(r.estimate - ref.estimate) < 1e-6
+    # a vector that really differs between features is still refused next to reordered X
+    with pytest.raises(ValueError, match="another order"):
+        score_predictions(logit, shuffled.iloc[::15], noise=np.array([0.01, 0.02, 0.03, 0.04]))
+    with pytest.raises(ValueError, match="another order|in the model's order"):
+        robustness(forest, shuffled.iloc[3], Gaussian(np.array([0.01, 0.02, 0.03, 0.04])))

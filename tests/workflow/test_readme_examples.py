@@ -113,6 +113,13 @@ def test_python_example_runs_and_gives_what_it_says(code):
         assert (scores["distance"] >= 0).all() and scores["likelihood"].between(0, 1).all()
         rows = scores.groupby("true")["likelihood"].sum()
         np.testing.assert_allclose(rows, 1.0, atol=1e-9)  # each row of L sums to 1
+        # the centroids come from the reference (training) set, as in the paper (eq. 3): the
+        # mean softmax of its correctly classified examples of each class
+        assert "reference_softmax=" in code and "reference_labels=" in code
+        train, labels = namespace["train"], namespace["y"][:1200]
+        right = train.argmax(axis=1) == labels
+        means = np.stack([train[right & (labels == c)].mean(axis=0) for c in range(k)])
+        np.testing.assert_allclose(namespace["mlm"].class_means, means, atol=1e-12)
 
 
 def test_yaml_example_passes_the_config_schema():
@@ -162,8 +169,9 @@ WHICH_HEADING = "## Which score should I trust? One answer"
 
 def test_which_score_example_says_what_an_independent_t_interval_says():
     """The result object's example: the sentence it prints is the answer's, its numbers are
-    the t-interval (scipy) of the per-split AU-ARC differences of the two compared scores on
-    the held-out splits, and its plot draws a line per score."""
+    the t-interval (scipy) of the per-split AU-ARC differences of the two scores each split's
+    fold picked on the other splits (every split judged once), and its plot draws a line per
+    score."""
     import contextlib
     import io
 
@@ -184,12 +192,15 @@ def test_which_score_example_says_what_an_independent_t_interval_says():
     correct, groups = namespace["correct"].to_numpy(), namespace["groups"].to_numpy()
     assert out.getvalue().strip() == answer.recommendation
     assert answer.verdict in SCORE_VERDICTS and answer.method == "groups"
-    judged = np.unique(groups[~answer.selected])
-    d = np.array([auarc(table[answer.robustness][groups == g], correct[groups == g])
-                  - auarc(table[answer.uncertainty][groups == g], correct[groups == g])
-                  for g in judged])  # fmt: skip
+    judged = answer.judged
+    assert sorted(judged["unit"]) == sorted(set(groups))  # every split judged once
+    d = np.array([auarc(table[r][groups == g], correct[groups == g])
+                  - auarc(table[u][groups == g], correct[groups == g])
+                  for g, r, u in zip(judged["unit"], judged["robustness"], judged["uncertainty"],
+                                     strict=True)])  # fmt: skip
     lo, hi = stats.t.interval(0.95, d.size - 1, loc=d.mean(), scale=stats.sem(d))
     assert (answer.diff, answer.ci_low, answer.ci_high) == pytest.approx((d.mean(), lo, hi))
+    assert f"{d.size - 1} degrees of freedom" in answer.recommendation
     assert answer.robustness in answer.recommendation
     assert answer.uncertainty in answer.recommendation
     assert len(plt.gca().get_lines()) == len(answer.table) == table.shape[1]

@@ -111,7 +111,8 @@ def test_named_targets_keep_their_job_records_apart_from_the_default_runs():
     figures, and no job of the default run writes there."""
     from reliquant.core.runtimes import parse_snakemake_log
 
-    named = ("compare_protocol", "compare_resolution", "compare_selection")
+    named = ("compare_protocol", "compare_resolution", "compare_selection",
+             "compare_which_score_stability")  # fmt: skip
     proc = snakemake(REPO, "-n", "--forceall", *named)
     jobs = parse_snakemake_log(proc.stdout + proc.stderr)
     own_rules = {
@@ -120,6 +121,7 @@ def test_named_targets_keep_their_job_records_apart_from_the_default_runs():
         "compare_resolution",
         "compare_selection_split",
         "compare_selection_table",
+        "compare_which_score_stability",
     }
     records = {job.benchmark: job.rule for job in jobs if job.benchmark}  # targets have none
     assert own_rules <= set(records.values()), records

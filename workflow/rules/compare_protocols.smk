@@ -263,3 +263,30 @@ rule compare_selection_default:
         ENV_CORE
     script:
         "../../scripts/compare/compare_selection_default.py"
+
+
+# ---- which_score's verdict over seeds and row orders (not in the default run) ------------
+# bench/which_score.py: how often the verdict changes over 20 seeds and 20 orders of the same
+# rows, the algorithm of c0885be (git show) beside the working tree's, on the README's
+# example and compare-topic-like data sets. A named target: `snakemake --cores 1
+# compare_which_score_stability`; it writes the report and the generated block
+# compare_which_score_timings of docs/compare.md (kept by `python -m reliquant.core.docs sync`
+# when a run did not make it).
+rule compare_which_score_stability:
+    output:
+        md="results/bench/which_score.md",
+        block="results/docs/compare_which_score_timings.md",
+    params:
+        code=COMPARE_CODE,
+    log:
+        "logs/compare/which_score_stability.log",
+    benchmark:
+        "benchmarks/named/compare/which_score_stability.tsv"
+    threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=90,
+    conda:
+        ENV_CORE
+    script:
+        "../../bench/which_score.py"

@@ -17,8 +17,17 @@ robustness_scores   robustness scores: tree ensembles (trees.robustness_batch), 
 selection           per prediction, the best or the second-best of several fitted models by
                     robustness (RS-D, RS-I; arXiv 2603.23318): RobustnessSelector
 all_scores          every score that applies to a fitted model, in one call: score_predictions
+model_inputs        score_predictions' inputs matched to the model: rows in its feature order,
+                    the noise as each robustness function takes it
 hybrid              one RQ and one UQ score, rank-normalised, combined by a logistic regression
                     fitted on a validation split; weights and held-out AU-ARC
+families            the two families of scores (robustness, uncertainty) and the family of
+                    every score the library computes
+paired_stats        paired t-interval over groups, the verdict rule, identical rankings, ties
+crossfit            the verdict cross-fitted: each group (or fold of the predictions) judged
+                    once by the two scores picked without it; folds from the rows' contents
+rejection_plot      accuracy-rejection curves on a grid, their bands over groups or bootstrap
+                    resamples, and their plot
 failure_metrics     failure-detection metrics as FD-Shifts defines them: AURC, E-AURC, AUGRC,
                     AUROC_f, risk at coverage (one operating point per distinct score value)
 logit_scores        scores from logits (maximum logit, energy; binary margins as [0, f]) and
@@ -37,9 +46,8 @@ certified_classifier  a scikit-learn style wrapper that abstains below the certi
                     threshold (CertifiedSelectiveClassifier)
 risk_bounds         the exact binomial bound and p-value of a selective risk
 verdict             which score to trust: the best robustness against the best uncertainty
-                    score, each picked on a selection part and judged on the rest (t-interval
-                    over groups, or a bootstrap over predictions), a sentence to act on and
-                    the curves' plot (which_score -> ScoreVerdict); the score families
+                    score, cross-fitted, a paired t-test over groups (or folds), a sentence
+                    to act on and the curves' plot (which_score -> ScoreVerdict)
 """
 
 from reliquant.compare.all_scores import MODEL_SCORES, score_predictions
@@ -134,6 +142,7 @@ from reliquant.compare.selection import (
 from reliquant.compare.verdict import (
     CURVE_COLUMNS,
     FAMILIES,
+    JUDGED_COLUMNS,
     SCORE_FAMILY,
     SCORE_VERDICTS,
     VERDICT_COLUMNS,
@@ -155,6 +164,7 @@ __all__ = [
     "COVERAGE_RISKS",
     "CURVE_COLUMNS",
     "FAMILIES",
+    "JUDGED_COLUMNS",
     "MODEL_SCORES",
     "PROBABILITY_SCORES",
     "SCORE_FAMILY",

@@ -30,6 +30,13 @@ one, any other model the Monte Carlo one (``n_draws`` draws per row, Clopper-Pea
 interval). The column names are those of the compare topic's tables, so the result goes
 straight into :func:`compare_scores` (drop ``prediction``).
 
+**Reproducible by default**: both robustness scores do a fixed amount of work per row
+(``tree_robustness``: :data:`reliquant.compare.robustness_scores.SCORE_MAX_DRAWS` draws;
+``mc_robustness``: ``n_draws``), so two identical calls give identical numbers on any
+machine; ``time_budget=`` asks for the tree robustness' timed mode. ``attrs`` name what
+bounded the call (``budget``), its wall time (``seconds``) and why a timed call ran over
+(``overrun``), as the other calls do.
+
 **What was skipped, and why**: ``frame.attrs["skipped"]`` is a dict ``{score: reason}``
 holding every score of :data:`MODEL_SCORES` that is not a column (e.g. ``"tree_robustness":
 "needs noise=..."``). Every name of :data:`MODEL_SCORES` is either a column or a key there.
@@ -59,15 +66,23 @@ Public API: :data:`MODEL_SCORES`, :func:`score_predictions`.
 
 from __future__ import annotations
 
+import time
 import warnings
 from collections.abc import Mapping
-from numbers import Real
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from reliquant.compare.model_inputs import (
+    NOISE_HELP,
+    ModelRows,
+    check_noise,
+    is_pipeline,
+    mc_variance,
+    tree_noise,
+)
 from reliquant.compare.probability_scores import (
     DEFAULT_FLOOR,
     fit_centroids,
@@ -97,17 +112,9 @@ MODEL_SCORES = (
     "eps_loc",
 )
 _PROBA = MODEL_SCORES[:4]
-_NOISE_HELP = (
-    "pass noise= (a variance, per-feature variances as a pandas Series by feature name, or "
-    "reliquant.trees.Gaussian(...))"
-)
 
 
 # ----------------------------------------------------------------------------- model kinds
-def _is_pipeline(model: Any) -> bool:
-    return type(model).__name__ == "Pipeline" and hasattr(model, "steps")
-
-
 def _nbc_kind(model: Any) -> str | None:
     """``"table"`` (fit_table's model), ``"codes"`` (an NBCModel), ``"sklearn"`` (a
     CategoricalNB or a Pipeline ending in one), else ``None``."""
@@ -117,7 +124,7 @@ def _nbc_kind(model: Any) -> str | None:
         return "table"
     if isinstance(model, NBCModel):
         return "codes"
-    last = model.steps[-1][1] if _is_pipeline(model) else model
+    last = model.steps[-1][1] if is_pipeline(model) else model
     return "sklearn" if type(last).__name__ == "CategoricalNB" else None
 
 
@@ -131,181 +138,6 @@ def _tree_ensemble(model: Any) -> tuple[Any, str]:
         if str(err).startswith("unsupported"):  # another kind of model: no need for the list
             return None, f"{type(model).__name__} is not a tree ensemble the trees readers read"
         return None, f"not a tree ensemble the trees readers support: {err}"
-
-
-# ----------------------------------------------------------------------------- inputs
-def _feature_names(model: Any) -> list[str] | None:
-    """The model's feature names as it matches them (``feature_names_in_``; LightGBM stores
-    spaces as ``_``), or ``None`` when it was fitted without names (LightGBM's defaults
-    ``Column_0, Column_1, ...`` are no names, as for the trees readers)."""
-    from reliquant.trees.readers.checks import known_feature_names
-
-    names = getattr(model, "feature_names_in_", None)
-    if names is None:
-        return None
-    known = known_feature_names(names, len(names))
-    return list(known) if known else None
-
-
-def _library_name(name: str, model: Any) -> str:
-    """``name`` as the model's library stores it (LightGBM: spaces -> ``_``)."""
-    last = model.steps[-1][1] if _is_pipeline(model) else model
-    if type(last).__module__.startswith("lightgbm"):
-        return name.replace(" ", "_")
-    return name
-
-
-class _Rows:
-    """Rows to score, in the model's feature order.
-
-    ``data``: what the model's ``predict`` / ``predict_proba`` gets (a DataFrame in the
-    model's order when the model has feature names, else a numpy array by position);
-    ``columns``: the column labels of ``data`` (``None`` for an array); ``perm``: the input
-    columns in the model's order when they were reordered by name, else ``None``;
-    ``names``: the input's column names (``None`` without names); ``index``: the input's row
-    labels."""
-
-    def __init__(self, model: Any, X: Any, what: str) -> None:
-        from reliquant.trees.inputs import feature_order
-
-        if isinstance(X, pd.Series):
-            raise ValueError(f"{what} must be a DataFrame or a 2-D array of rows; got a Series "
-                             f"(one row: pass {what}.to_frame().T)")  # fmt: skip
-        wanted = _feature_names(model)
-        self.perm = self.names = None
-        if isinstance(X, pd.DataFrame):
-            if X.shape[0] == 0 or X.shape[1] == 0:
-                raise ValueError(f"{what} must have at least one row and one column; got {X.shape}")
-            self.index = X.index
-            given = [str(c) for c in X.columns]
-            named = all(isinstance(c, str) for c in X.columns)
-            if wanted is not None and named:
-                self.names = given
-                lib = [_library_name(c, model) for c in given]
-                self.perm = feature_order(lib, wanted, what, noun="columns")
-                self.data = X.iloc[:, self.perm]
-                if np.array_equal(self.perm, np.arange(len(self.perm))):
-                    self.perm = None
-            elif wanted is not None:
-                self.data = pd.DataFrame(X.to_numpy(), columns=wanted, index=X.index)
-            else:
-                self.data = X.to_numpy()
-        else:
-            arr = np.asarray(X)
-            if arr.ndim != 2 or arr.shape[0] == 0:
-                raise ValueError(
-                    f"{what} must be a DataFrame or a 2-D array (n_samples, n_features) with "
-                    f"n >= 1; got shape {arr.shape}"
-                )
-            self.index = pd.RangeIndex(arr.shape[0])
-            self.data = pd.DataFrame(arr, columns=wanted) if wanted is not None else arr
-        self.columns = list(self.data.columns) if isinstance(self.data, pd.DataFrame) else None
-
-    def values(self) -> np.ndarray | None:
-        """The rows as float64 in the model's order, or ``None`` when a column is not numeric."""
-        if isinstance(self.data, pd.DataFrame):
-            numeric = all(
-                pd.api.types.is_numeric_dtype(t) and not pd.api.types.is_bool_dtype(t)
-                for t in self.data.dtypes
-            )
-            return self.data.to_numpy(dtype=np.float64) if numeric else None
-        if self.data.dtype.kind not in "iuf":
-            return None
-        return self.data.astype(np.float64)
-
-    def as_model_input(self, batch: np.ndarray) -> Any:
-        """A batch of rows (model order) as ``predict`` takes it."""
-        return batch if self.columns is None else pd.DataFrame(batch, columns=self.columns)
-
-
-# ----------------------------------------------------------------------------- noise
-def _tree_noise(noise: Any) -> Any:
-    """``noise`` as a spec :func:`tree_robustness` takes: a Gaussian / Norta as it is, a
-    number as itself (``Gaussian(v)`` there), variances (array, Series, dict, covariance
-    DataFrame) wrapped in ``Gaussian``."""
-    from reliquant.trees import Gaussian, Norta
-
-    if isinstance(noise, Gaussian | Norta) or hasattr(noise, "box_mass_with_error"):
-        return noise
-    if isinstance(noise, Real | np.number) and not isinstance(noise, bool | np.bool_):
-        return float(noise)
-    return Gaussian(noise)
-
-
-def _check_noise(noise: Any) -> None:
-    """Refuse a noise of no known kind, naming the argument."""
-    from reliquant.trees import Gaussian, Norta
-
-    ok = (
-        isinstance(noise, Gaussian | Norta | Mapping | pd.Series | pd.DataFrame | np.ndarray | list)
-        or (isinstance(noise, Real | np.number) and not isinstance(noise, bool | np.bool_))
-        or hasattr(noise, "box_mass_with_error")
-    )
-    if not ok:
-        raise ValueError(
-            f"noise must be a variance (a number), per-feature variances (a pandas Series or "
-            f"dict by feature name, or an array in the model's feature order), a covariance, or "
-            f"reliquant.trees.Gaussian(...) / Norta(...); got {type(noise).__name__}"
-        )
-
-
-def _mc_variance(noise: Any, rows: _Rows, model: Any, d: int) -> tuple[Any, str]:
-    """``(variance, "")``: the noise as :func:`black_box_robustness` takes it (a scalar or
-    per-feature variances in the model's order), or ``(None, why not)``. A plain vector
-    next to a reordered ``X`` is refused (module docstring)."""
-    from reliquant.trees import Gaussian, Norta
-    from reliquant.trees.inputs import feature_order
-
-    if isinstance(noise, Norta) or hasattr(noise, "box_mass_with_error"):
-        return None, (
-            f"black_box_robustness draws independent Gaussian noise; got {type(noise).__name__}"
-        )
-    v = noise.variance if isinstance(noise, Gaussian) else noise
-    if isinstance(v, Real | np.number) and not isinstance(v, bool | np.bool_):
-        return float(v), ""
-    target = _feature_names(model) or rows.names
-    if isinstance(v, Mapping):
-        if not v or not all(isinstance(k, str) for k in v):
-            raise ValueError("noise given as a dict needs the feature names (strings) as keys")
-        v = pd.Series(list(v.values()), index=list(v))
-    if isinstance(v, pd.Series | pd.DataFrame) and all(isinstance(c, str) for c in v.index):
-        if target is None:
-            raise ValueError(
-                "noise is given by feature name, but neither the model nor X has feature "
-                "names to match it to: give it in the model's feature order"
-            )
-        pos = feature_order([_library_name(str(c), model) for c in v.index], target, "noise",
-                            noun="columns")  # fmt: skip
-        arr = v.to_numpy(np.float64)[pos]
-        if isinstance(v, pd.DataFrame):
-            cols = feature_order([_library_name(str(c), model) for c in v.columns], target,
-                                 "noise", noun="columns")  # fmt: skip
-            arr = arr[:, cols]
-    else:
-        arr = np.asarray(v.to_numpy() if isinstance(v, pd.Series | pd.DataFrame) else v,
-                         dtype=np.float64)  # fmt: skip
-        moved = rows.perm
-        if moved is not None and arr.shape in ((d,), (d, d)):
-            same = arr[moved] if arr.ndim == 1 else arr[np.ix_(moved, moved)]
-            if not np.array_equal(same, arr):
-                raise ValueError(
-                    f"noise is a plain array, but X's columns come in another order than the "
-                    f"model's features (X: {rows.names}; model: {_feature_names(model)}), so it "
-                    "is not clear which feature each entry belongs to: give it by name, e.g. "
-                    "pd.Series(variances, index=model_features), or pass X in the model's order"
-                )
-    if arr.ndim == 2:
-        if arr.shape != (d, d):
-            raise ValueError(f"noise covariance has shape {arr.shape}; the model has {d} features")
-        if np.any(arr - np.diag(np.diag(arr))):
-            return None, (
-                "black_box_robustness draws independent noise: a covariance with "
-                "off-diagonal entries is not supported"
-            )
-        arr = np.diag(arr).copy()
-    if arr.ndim == 1 and arr.shape[0] != d:
-        raise ValueError(f"noise has {arr.shape[0]} variances but the model has {d} features")
-    return arr, ""
 
 
 # ----------------------------------------------------------------------------- probabilities
@@ -324,7 +156,7 @@ def _nbc_codes(model: Any, X: Any) -> np.ndarray:
     return X.to_numpy() if isinstance(X, pd.DataFrame) else np.asarray(X)
 
 
-def _probabilities(model: Any, kind: str | None, X: Any, rows: _Rows | None) -> np.ndarray:
+def _probabilities(model: Any, kind: str | None, X: Any, rows: ModelRows | None) -> np.ndarray:
     """Class probabilities ``(n, K)``, columns in :func:`_classes` order."""
     from scipy.special import softmax  # p(c | f) from log p(c, f)
 
@@ -376,7 +208,7 @@ def score_predictions(
     noise: Any = None,
     X_train: pd.DataFrame | ArrayLike | None = None,
     y_train: ArrayLike | None = None,
-    time_budget: float = 0.1,
+    time_budget: float | None = None,
     n_draws: int = 1000,
     seed: int = 0,
     confidence: float = 0.95,
@@ -406,8 +238,11 @@ def score_predictions(
         Training rows and their labels (the model's classes): adds ``centroid_proximity``
         (centroids of the correct training predictions, :func:`fit_centroids` with ``seed``).
     time_budget
-        Seconds per row of :func:`tree_robustness` (its whole batch within ``len(X)``
-        budgets plus :data:`reliquant.trees.anytime.BUDGET_TOLERANCE`).
+        ``None`` (default): :func:`tree_robustness` with a fixed amount of work per row
+        (reproducible: two identical calls give identical numbers, on any machine). Seconds
+        per row: its timed mode, where you ask for it (its whole batch within ``len(X)``
+        budgets plus :data:`reliquant.trees.budget.BUDGET_TOLERANCE`; the number of draws,
+        and so the scores, then depend on the machine's speed).
     n_draws
         Draws per row of :func:`black_box_robustness`.
     seed, confidence
@@ -428,16 +263,23 @@ def score_predictions(
         ``X``'s index; ``prediction`` (the model's ``predict``; fit_table's class labels; an
         NBCModel's class indices) then the score columns in :data:`MODEL_SCORES` order;
         ``attrs["skipped"]``: ``{score: reason}`` for every other score of
-        :data:`MODEL_SCORES`.
+        :data:`MODEL_SCORES`; ``attrs["seconds"]``: the call's wall time;
+        ``attrs["budget"]``: what bounded the robustness score (``"tree_robustness:
+        max_boxes=0, max_draws=32768 per row"``, ``"tree_robustness: time_budget=0.1 s per
+        row"``, ``"mc_robustness: n_draws=1000 per row"``, ``""`` without one);
+        ``attrs["overrun"]``: why a timed tree robustness ran past its budgets (``""`` when
+        it did not, and in every untimed call), as :func:`tree_robustness` says it.
     """
-    check_real(time_budget, "time_budget", low=0.0, low_open=True)
+    t_call = time.perf_counter()
+    if time_budget is not None:
+        check_real(time_budget, "time_budget", low=0.0, low_open=True)
     check_int(n_draws, "n_draws", minimum=1)
     check_seed(seed)
     check_level(confidence)
     if tree_options is not None and not isinstance(tree_options, Mapping):
         raise ValueError(f"tree_options must be a dict of keyword arguments; got {tree_options!r}")
     if noise is not None:
-        _check_noise(noise)
+        check_noise(noise)
     if (X_train is None) != (y_train is None):
         given, absent = ("X_train", "y_train") if y_train is None else ("y_train", "X_train")
         raise ValueError(f"{given} is given without {absent}: centroid_proximity needs both")
@@ -448,12 +290,13 @@ def score_predictions(
             f"reliquant.nbc.fit_table); got {type(model).__name__}"
         )
     own = kind in ("table", "codes")  # reliquant's Naive Bayes: X passed to it as it is
-    rows = None if own else _Rows(model, X, "X")
+    rows = None if own else ModelRows(model, X, "X")
     index = (X.index if isinstance(X, pd.DataFrame) else None) if own else rows.index
     ens, not_tree = (None, "") if kind else _tree_ensemble(model)
 
     skipped: dict[str, str] = {}
     columns: dict[str, np.ndarray] = {}
+    budget = overrun = ""
     has_proba = own or callable(getattr(model, "predict_proba", None))
     steps = ["probability"] + ["nbc" if kind else "robustness"]
     bar = progress_bar(total=len(steps), desc="scores", unit="score", progress=progress)
@@ -466,7 +309,7 @@ def score_predictions(
             classes = _classes(model, kind, proba.shape[1])
             centroids = None
             if X_train is not None:
-                train_rows = None if own else _Rows(model, X_train, "X_train")
+                train_rows = None if own else ModelRows(model, X_train, "X_train")
                 train_p = _probabilities(model, kind, X_train, train_rows)
                 labels = _label_codes(y_train, classes, train_p.shape[0])
                 centroids = fit_centroids(train_p, labels, seed=seed)
@@ -501,20 +344,26 @@ def score_predictions(
             skipped.update({"eps_glob": why, "eps_loc": why})
             if noise is None:
                 skipped["tree_robustness"] = (
-                    f"needs noise: {_NOISE_HELP}" if ens is not None else not_tree
+                    f"needs noise: {NOISE_HELP}" if ens is not None else not_tree
                 )
-                skipped["mc_robustness"] = f"needs noise: {_NOISE_HELP}"
+                skipped["mc_robustness"] = f"needs noise: {NOISE_HELP}"
             elif ens is not None:
-                columns["tree_robustness"] = tree_robustness(
-                    ens, X, _tree_noise(noise), time_budget=time_budget, seed=seed,
-                    confidence=confidence, progress=progress, **dict(tree_options or {}),
+                options = {**dict(tree_options or {}), "return_frame": True}
+                frame = tree_robustness(
+                    ens, X, tree_noise(noise), time_budget=time_budget, seed=seed,
+                    confidence=confidence, progress=progress, **options,
                 )  # fmt: skip
+                columns["tree_robustness"] = frame["estimate"].to_numpy(dtype=np.float64)
+                budget = f"tree_robustness: {frame.attrs['budget']} per row"
+                overrun = frame.attrs["overrun"]
                 skipped["mc_robustness"] = (
                     "a tree ensemble: tree_robustness estimates the same R(x) with certified bounds"
                 )
             else:
                 skipped["tree_robustness"] = not_tree
                 _mc(model, rows, noise, columns, skipped, n_draws, seed, confidence)
+                if "mc_robustness" in columns:
+                    budget = f"mc_robustness: n_draws={n_draws} per row"
         bar.update()
 
     out = pd.DataFrame(
@@ -523,10 +372,11 @@ def score_predictions(
     if index is not None:
         out.index = index
     out.attrs["skipped"] = {s: skipped[s] for s in MODEL_SCORES if s in skipped}
+    out.attrs.update(seconds=time.perf_counter() - t_call, budget=budget, overrun=overrun)
     return out
 
 
-def _mc(model, rows: _Rows, noise, columns: dict, skipped: dict, n_draws: int, seed: int,
+def _mc(model, rows: ModelRows, noise, columns: dict, skipped: dict, n_draws: int, seed: int,
         confidence: float) -> None:  # fmt: skip
     """The Monte Carlo robustness of any model (:func:`black_box_robustness`) into
     ``columns``, or the reason it does not apply into ``skipped``."""
@@ -534,7 +384,7 @@ def _mc(model, rows: _Rows, noise, columns: dict, skipped: dict, n_draws: int, s
     if values is None:
         skipped["mc_robustness"] = "X has non-numeric columns: no Gaussian input noise applies"
         return
-    variance, why = _mc_variance(noise, rows, model, values.shape[1])
+    variance, why = mc_variance(noise, rows, model, values.shape[1])
     if variance is None:
         skipped["mc_robustness"] = why
         return

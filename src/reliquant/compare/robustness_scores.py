@@ -3,7 +3,9 @@ model with a batch ``predict``. Higher = more robust = more reliable.
 
 * :func:`tree_robustness`: ``R(x) = P(f(x') = f(x))``, ``x' ~ noise`` around ``x`` (papers
   001/002, eq. 1), by :func:`reliquant.trees.robustness_batch` (certified bounds, then
-  sampling) with a per-sample time budget; the score is its ``estimate``.
+  sampling); the score is its ``estimate``. Reproducible by default: a fixed draw budget
+  per row (:data:`SCORE_MAX_BOXES`, :data:`SCORE_MAX_DRAWS`), identical numbers from
+  identical calls on any machine; a per-row time budget only where a user asks for one.
 * :func:`nbc_robustness`: paper 000's ``eps_glob`` (eq. 13) and ``eps_loc`` (Theorem 6.1) by
   :func:`reliquant.nbc.robustness`.
 * :func:`black_box_robustness`: Scher & Truegler's Monte Carlo baseline (papers 001/002,
@@ -25,7 +27,8 @@ plus drawing one normal per input value and draw (float32 for float32 inputs; nu
 ziggurat, one core). For a small CNN the drawing costs a sizeable share of the forward
 pass; ``common_noise=True`` draws once for all samples and removes that cost.
 
-Public API: :class:`MonteCarloScores`, :func:`clopper_pearson_interval`,
+Public API: :data:`SCORE_MAX_BOXES`, :data:`SCORE_MAX_DRAWS`, :class:`MonteCarloScores`,
+:func:`clopper_pearson_interval`,
 :func:`tree_robustness`, :func:`nbc_robustness`, :func:`black_box_robustness`,
 :func:`black_box_throughput`.
 """
@@ -48,6 +51,8 @@ from reliquant.core.progress import progress_bar
 from reliquant.core.seeding import block_rng
 
 __all__ = [
+    "SCORE_MAX_BOXES",
+    "SCORE_MAX_DRAWS",
     "MonteCarloScores",
     "black_box_robustness",
     "black_box_throughput",
@@ -57,12 +62,21 @@ __all__ = [
 ]
 
 
+#: Boxes certified per row by :func:`tree_robustness` without ``time_budget``: none (a score
+#: that ranks predictions gains little from certified bounds, whose box integrals cost a
+#: large forest about a second a row; ``max_boxes=`` asks for them).
+SCORE_MAX_BOXES = 0
+#: Kernel draws per row by :func:`tree_robustness` without ``time_budget`` (a 95 % interval
+#: half-width of at most about 0.006).
+SCORE_MAX_DRAWS = 2**15
+
+
 def tree_robustness(
     model: Any,
     X: ArrayLike,
     noise: Any,
     *,
-    time_budget: float = 0.1,
+    time_budget: float | None = None,
     seed: int = 0,
     return_frame: bool = False,
     **kwargs: Any,
@@ -77,20 +91,31 @@ def tree_robustness(
     missing, unknown or repeated name is refused, naming both lists), as
     :func:`reliquant.trees.robustness_batch` does.
     ``noise``: :class:`reliquant.trees.Gaussian` (variance scalar, per feature or covariance)
-    or :class:`reliquant.trees.Norta`, bound to each row. ``time_budget``: seconds per sample
-    (the certified-then-sampled estimate stops there or earlier); ``seed``: row ``i`` uses
+    or :class:`reliquant.trees.Norta`, bound to each row. ``seed``: row ``i`` uses
     ``robustness_batch``'s per-row stream; ``kwargs`` go to :func:`reliquant.trees.robustness`
-    (e.g. ``half_width``, or ``max_boxes`` with ``max_draws`` for seed-only determinism).
+    (e.g. ``half_width``, ``max_boxes``, ``max_draws``).
 
-    Every row gets one call of ``time_budget`` (no reruns: a timed row always draws, and the
-    batch's wall time stays within its budgets, see :func:`reliquant.trees.robustness_batch`).
+    **Reproducible by default**: without ``time_budget`` every row is computed with a fixed
+    amount of work, at most ``max_boxes`` certified boxes (default :data:`SCORE_MAX_BOXES`)
+    and ``max_draws`` draws (default :data:`SCORE_MAX_DRAWS`): the numbers depend on the
+    inputs and ``seed`` only, identical between two calls and across machines.
+    ``time_budget`` (seconds per row, where a user asks for it): the timed mode, whose
+    number of draws depends on how fast the machine is at that moment; every row gets one
+    call (no reruns: a timed row always draws, and the batch's wall time stays within its
+    budgets, see :func:`reliquant.trees.robustness_batch`).
+
     Returns the ``estimate`` column, float64 ``(n,)`` (higher = more robust), or with
     ``return_frame`` the whole table (``label``, ``lower``, ``upper``, ``estimate``,
-    ``ci_low``, ``ci_high``, ``exact``, ``n_draws``, ...).
+    ``ci_low``, ``ci_high``, ``exact``, ``n_draws``, ``budget``, ...; ``attrs``: ``seconds``,
+    ``overrun``, ``budget``, what bounded the rows).
     """
     from reliquant.trees import robustness_batch
 
-    check_real(time_budget, "time_budget", low=0.0, low_open=True)
+    if time_budget is not None:
+        check_real(time_budget, "time_budget", low=0.0, low_open=True)
+    else:
+        kwargs.setdefault("max_boxes", SCORE_MAX_BOXES)
+        kwargs.setdefault("max_draws", SCORE_MAX_DRAWS)
     check_seed(seed)
     if isinstance(X, pd.DataFrame):
         # passed on as it is: robustness_batch matches its columns to the model's features by
@@ -102,7 +127,9 @@ def tree_robustness(
         x = np.asarray(X, dtype=np.float64)
         if x.ndim != 2 or x.shape[0] == 0:
             raise ValueError(f"X must be 2-D (n_samples, n_features) with n >= 1; got {x.shape}")
-    frame = robustness_batch(model, x, noise, seed=seed, time_budget=time_budget, **kwargs)
+    if time_budget is not None:
+        kwargs["time_budget"] = time_budget
+    frame = robustness_batch(model, x, noise, seed=seed, **kwargs)
     return frame if return_frame else frame["estimate"].to_numpy(dtype=np.float64)
 
 

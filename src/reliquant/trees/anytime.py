@@ -1,14 +1,17 @@
 """Tree robustness at any scale: certified where possible, a valid interval always.
 
 ``robustness(model, x, noise)`` answers R(x) = P(f(x') = f(x)), x' ~ noise around x (papers
-001/002, eq. 1) within a time budget:
+001/002, eq. 1). By default with a fixed amount of work (deterministic mode: at most
+``DEFAULT_MAX_BOXES`` certified boxes, then at most ``DEFAULT_MAX_DRAWS`` draws; identical
+numbers from identical calls on any machine, :mod:`reliquant.trees.budget`); with
+``time_budget=`` seconds, where a user asks for it, within that time:
 
 0. **Pilot** (timed mode): two chunks of plain draws on a stream of their own (discarded)
    measure the kernel's rate and how long plain sampling needs for ``half_width``.
 1. **Certify** (:func:`reliquant.trees.engine.exact_robustness`, at most ``certify_fraction``
    of the budget, and only while the gap shrinks fast enough to pay for its time against the
    time left *and* against the pilot's plain-sampling time, unless at its current rate the
-   gap would reach ``tol`` within the certification time, :class:`_StallRule`; batches of
+   gap would reach ``tol`` within the certification time, :class:`reliquant.trees.budget.StallRule`; batches of
    64 boxes, so that it can stop after a few milliseconds): decided
    boxes give certified ``lower <= R <= upper``. When ``upper - lower <= tol`` the answer
    is exact (small models: Tables 1-3). Where plain sampling is quick (R near 0 or 1) or
@@ -61,15 +64,16 @@ Inputs are matched to the model's features by name when both have names
 (``time_budget``, ``half_width``, ``max_draws``, ``max_boxes``, ``tol``, ...).
 
 Public API: :func:`robustness` -> :class:`RobustnessResult`, :func:`robustness_batch`,
-:func:`warm_up` (compile the kernel before timing anything), :data:`STATUSES`,
-:data:`BUDGET_TOLERANCE`, :func:`budget_allowance`.
+:func:`warm_up` (compile the kernel before timing anything), :data:`STATUSES`; from
+:mod:`reliquant.trees.budget`: :data:`BUDGET_TOLERANCE`, :data:`DEFAULT_MAX_BOXES`,
+:data:`DEFAULT_MAX_DRAWS`, :func:`budget_allowance`.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from numbers import Integral, Real
 
 import numpy as np
@@ -78,6 +82,17 @@ from scipy import stats
 
 from reliquant.core.progress import progress_bar
 from reliquant.core.seeding import block_int_seed
+from reliquant.trees.budget import (
+    BUDGET_TOLERANCE,
+    DEFAULT_MAX_BOXES,
+    DEFAULT_MAX_DRAWS,
+    Clock,
+    StallRule,
+    batch_overrun,
+    budget_allowance,
+    resolve_budget,
+    row_budgets,
+)
 from reliquant.trees.confidence import mixture_interval, tuned_rho
 from reliquant.trees.engine import EngineResult, exact_robustness, root_box
 from reliquant.trees.inputs import match_features, noise_in_model_order, noise_spec
@@ -91,6 +106,8 @@ from reliquant.trees.structure import TreeEnsemble
 __all__ = [
     "BUDGET_TOLERANCE",
     "CHUNK",
+    "DEFAULT_MAX_BOXES",
+    "DEFAULT_MAX_DRAWS",
     "PILOT_STREAM",
     "REGION_MIN_BUDGET",
     "ROUND_CHUNKS",
@@ -116,10 +133,6 @@ SEQ_SHARE = 0.2  # share of 1 - confidence for the confidence sequence (the rest
 TIME_SHARE = 0.85  # the fixed look is planned at this share of the draws the time left allows
 STRATIFY_BELOW = 0.7  # certified gap below which the pending boxes are sampled as strata
 PILOT_STREAM = 0x5DEECE66D  # the pilot's seed offset
-#: A timed call takes at most ``time_budget * (1 + share) + seconds`` of wall time
-#: (:func:`budget_allowance`), or says why in ``RobustnessResult.overrun``.
-BUDGET_TOLERANCE = (0.10, 0.05)
-DEFAULT_BUDGET = 2.0  # seconds per sample when no time_budget is given
 #: Below this budget (s) plain draws cover the whole space, whose sampling plan is built once
 #: per model (cached), instead of the sample's root box, whose plan is built per sample
 #: (linear in the model's size: a tenth of a second for 100 deep trees).
@@ -135,7 +148,9 @@ class RobustnessResult:
     n_in_play/n_live_trees: the sampled features and trees; status: one of ``STATUSES``
     (``"bounds_only"``: no draw was made, ``estimate`` is NaN and ``ci_low..ci_high`` are
     the certified bounds; a timed call always draws); overrun: why a timed call took
-    longer than :func:`budget_allowance` (``""`` when it did not)."""
+    longer than :func:`budget_allowance` (``""`` when it did not); budget: what bounded the
+    call (``"max_boxes=256, max_draws=131072"``: reproducible; ``"time_budget=2 s"``: timed,
+    :func:`reliquant.trees.budget.resolve_budget`)."""
 
     label: object
     lower: float
@@ -155,6 +170,7 @@ class RobustnessResult:
     n_live_trees: int = 0
     status: str = "sampled"
     overrun: str = ""
+    budget: str = ""
 
     @property
     def half_width(self) -> float:
@@ -194,7 +210,8 @@ def _number(name: str, value, *, low: float, low_open: bool, integer: bool = Fal
 def _check_arguments(time_budget, confidence, tol, half_width, certify_fraction, max_draws,
                      max_boxes) -> None:  # fmt: skip
     """Refuse every invalid argument of :func:`robustness`, naming it."""
-    _number("time_budget", time_budget, low=0.0, low_open=True)
+    if time_budget is not None:
+        _number("time_budget", time_budget, low=0.0, low_open=True)
     _number("confidence", confidence, low=0.0, low_open=True)
     if not confidence < 1:
         raise ValueError(f"confidence must be in (0, 1); got {confidence!r}")
@@ -207,89 +224,6 @@ def _check_arguments(time_budget, confidence, tol, half_width, certify_fraction,
         _number("max_draws", max_draws, low=0, low_open=True, integer=True)
     if max_boxes is not None:
         _number("max_boxes", max_boxes, low=0, low_open=False, integer=True)
-
-
-class _StallRule:
-    """Stop certifying when the gap shrinks too slowly to pay for the time it takes.
-
-    The sampling half-width scales like ``gap / sqrt(sampling time)``, so the sampling time
-    a target needs scales like ``gap^2`` and a further ``dt`` of certification pays while
-    ``-d log(gap) / dt > 1 / (2 T)``, ``T`` the sampling time still to come: the time left
-    before the deadline, or less when plain sampling would reach the target half-width
-    sooner (``t_plain``, measured by a pilot, times the gap: an upper bound, as the
-    stratified variance is at most the gap times the plain one). It never stops while, at
-    the current rate, the gap would reach ``tol`` (an exact answer) within ``t_certify``
-    seconds. The rate is measured over the last ``window`` share of the elapsed time, after
-    a ``warmup`` (the first batches are tiny).
-    """
-
-    def __init__(self, deadline: float, t0: float, warmup: float, window: float = 0.5,
-                 t_plain: float = np.inf, tol: float = 0.0, t_certify: float = np.inf) -> None:  # fmt: skip
-        self.deadline, self.t0, self.warmup, self.window = deadline, t0, warmup, window
-        self.t_plain, self.tol, self.t_certify = t_plain, tol, t_certify
-        self.history: list[tuple[float, float]] = []
-
-    def __call__(self, seconds: float, gap: float) -> bool:
-        now = self.t0 + seconds
-        self.history.append((seconds, max(gap, 1e-300)))
-        past = [h for h in self.history if h[0] <= seconds * (1 - self.window)]
-        if not past or seconds < self.warmup:
-            return False
-        s0, g0 = past[-1]
-        rate = (np.log(g0) - np.log(gap)) / max(seconds - s0, 1e-9)
-        if (
-            rate > 0
-            and np.log(max(gap, 1e-300) / max(self.tol, 1e-300)) / rate <= self.t_certify - seconds
-        ):
-            return False  # at this rate the gap reaches tol (exact) within the certify time
-        t_left = min(self.deadline - now, self.t_plain * min(gap, 1.0))
-        return rate < 1.0 / (2.0 * max(t_left, 1e-9))
-
-
-def budget_allowance(time_budget: float) -> float:
-    """The wall time a timed call may take: ``time_budget * (1 + BUDGET_TOLERANCE[0]) +
-    BUDGET_TOLERANCE[1]`` seconds (10 % + 50 ms); a call that takes longer says why in
-    ``RobustnessResult.overrun``."""
-    share, seconds = BUDGET_TOLERANCE
-    return float(time_budget) * (1.0 + share) + seconds
-
-
-class _Clock:
-    """The budget of one timed call: its deadline (the call's start plus ``time_budget``,
-    moved by the seconds spent compiling kernel specialisations, which are not charged),
-    and, when the call took longer than :func:`budget_allowance`, the reason."""
-
-    def __init__(self, t_call: float, budget: float, t_read: float) -> None:
-        self.t_call, self.budget, self.read = t_call, budget, t_read
-        self.deadline = t_call + budget
-        self.compiling = self.pilot = self.certify_over = self.plan = 0.0
-
-    def compiled(self, seconds: float) -> None:
-        self.compiling += seconds
-        self.deadline += seconds
-
-    def finish(self) -> dict:
-        """``seconds`` (the whole call's wall time) and ``overrun`` of the result."""
-        seconds = time.perf_counter() - self.t_call
-        return {"seconds": seconds, "overrun": self.overrun(seconds)}
-
-    def overrun(self, seconds: float) -> str:
-        if not np.isfinite(self.budget) or seconds <= budget_allowance(self.budget):
-            return ""
-        causes = {
-            "compiling the sampling kernel for this model (once per machine: numba caches it "
-            f"on disk; not charged to the budget) took {self.compiling:.2f} s": self.compiling,
-            f"reading and checking the model took {self.read:.2f} s (read it once: pass "
-            "extract_ensemble(model), or use robustness_batch)": self.read,
-            f"one certification step (a batch of box integrals) ran {self.certify_over:.2f} s "
-            "past its time limit": self.certify_over,
-            f"the pilot draws, the least a call draws, took {self.pilot:.2f} s": self.pilot,
-            f"building the sampling plan (linear in the model's size) took {self.plan:.2f} s": self.plan,
-        }
-        cause, took = max(causes.items(), key=lambda kv: kv[1])
-        if took < 0.5 * (seconds - self.budget):
-            cause = "the draws ran past the deadline (the machine was slower than measured)"
-        return f"{seconds:.2f} s for a time_budget of {self.budget:g} s: {cause}"
 
 
 def _pilot_answer(pilot, pieces: tuple, confidence: float) -> tuple[float, float, float, int]:
@@ -464,7 +398,7 @@ def robustness(
     x: np.ndarray,
     noise,
     *,
-    time_budget: float = DEFAULT_BUDGET,
+    time_budget: float | None = None,
     confidence: float = 0.95,
     tol: float = 1e-9,
     seed: int = 0,
@@ -473,7 +407,8 @@ def robustness(
     max_draws: int | None = None,
     max_boxes: int | None = None,
 ) -> RobustnessResult:
-    """R(x) = P(f(x') = f(x)) for ``x' ~ noise`` around ``x`` within ``time_budget`` s.
+    """R(x) = P(f(x') = f(x)) for ``x' ~ noise`` around ``x``: reproducible by default (a
+    fixed amount of work), within ``time_budget`` s where one is given.
 
     ``model``: a fitted scikit-learn tree classifier, forest or gradient boosting classifier
     (classic or histogram), an XGBoost or LightGBM classifier or Booster (or a
@@ -484,10 +419,10 @@ def robustness(
     (bound to ``x`` here; named parts matched to the model's features by name, plain
     vectors in the model's order: :mod:`reliquant.trees.inputs`), a bare number ``v`` (=
     ``Gaussian(v)``: isotropic normal noise of variance ``v``), or a bound model of
-    :mod:`reliquant.trees.box_mass`. ``time_budget`` (s, > 0): the wall time of this call,
-    reading the model included, within :func:`budget_allowance` (10 % + 50 ms), else
-    ``overrun`` says why (compiling a new kernel specialisation is not charged: module
-    docstring).
+    :mod:`reliquant.trees.box_mass`. ``time_budget`` (s, > 0; default ``None``: the
+    deterministic mode below): the wall time of this call, reading the model included,
+    within :func:`budget_allowance` (10 % + 50 ms), else ``overrun`` says why (compiling a
+    new kernel specialisation is not charged: module docstring).
     ``tol`` (>= 0): certified gap that counts as exact; ``half_width`` (> 0): the
     statistical half-width at which sampling stops early; ``certify_fraction`` (in [0, 1]):
     most share of the budget for the branch and bound; ``max_draws`` (>= 1): cap on kernel
@@ -495,12 +430,15 @@ def robustness(
 
     Timed mode: a pilot of plain draws (on a stream of its own) first measures how long
     plain sampling needs for ``half_width``; certification stops when it no longer pays
-    against that (:class:`_StallRule`), and the sampling phase then draws from the pending
+    against that (:class:`reliquant.trees.budget.StallRule`), and the sampling phase then draws from the pending
     boxes when the certified gap is below ``STRATIFY_BELOW``, else plainly (cheaper per draw).
 
-    Deterministic mode (for tables that must be identical between runs): ``max_boxes`` (the
-    certification phase bounds at most that many boxes, no time limit) together with
-    ``max_draws``; ``time_budget`` is then ignored and the result depends on ``seed`` only.
+    Deterministic mode, the default (two identical calls give identical numbers on any
+    machine; :mod:`reliquant.trees.budget`): the certification phase bounds at most
+    ``max_boxes`` boxes (default :data:`DEFAULT_MAX_BOXES`, no time limit), then at most
+    ``max_draws`` draws (default :data:`DEFAULT_MAX_DRAWS`) in rounds of a fixed size; the
+    result depends on the inputs and ``seed`` only. A ``time_budget`` next to ``max_boxes``
+    is ignored. ``result.budget`` names what bounded the call.
     With ``max_boxes=0`` under noise that does not factorise nothing is certified: the
     bounds are ``[0, 1]`` and the engine's root-box integral, which could only widen them,
     is skipped (:func:`_uncertified`).
@@ -515,10 +453,8 @@ def robustness(
     bound = _bind(noise, x, ens)
     y = int(ens.predict_index(x)[0])
     independent = bool(getattr(bound, "independent", False))
-    deterministic = max_boxes is not None
-    if deterministic and max_draws is None:
-        raise ValueError("deterministic mode (max_boxes) needs max_draws as well")
-    clock = _Clock(t_call, np.inf if deterministic else float(time_budget), t_read)
+    deterministic, max_boxes, max_draws, budget = resolve_budget(time_budget, max_boxes, max_draws)
+    clock = Clock(t_call, np.inf if deterministic else float(time_budget), t_read)
     box_lo, box_hi, outside = (None, None, 0.0)
     if not deterministic and time_budget >= REGION_MIN_BUDGET:
         box_lo, box_hi, outside = _plain_region(ens, bound, tol, independent)
@@ -539,7 +475,7 @@ def robustness(
         warmup = min(0.05 * time_budget, max(0.5 * t_plain, 0.005 * time_budget))
         te = time.perf_counter()
         t_cert = min(certify_fraction * time_budget, clock.deadline - te)
-        rule = _StallRule(clock.deadline, te, warmup, t_plain=t_plain, tol=tol, t_certify=t_cert)
+        rule = StallRule(clock.deadline, te, warmup, t_plain=t_plain, tol=tol, t_certify=t_cert)
         limits = {"time_limit": t_cert, "stop_when": rule}
     t_eng = time.perf_counter()
     no_time = max_boxes == 0 if deterministic else t_cert <= 0
@@ -554,7 +490,7 @@ def robustness(
     cert_s = time.perf_counter() - t_eng
     clock.certify_over = 0.0 if deterministic else max(0.0, cert_s - max(t_cert, 0.0))
     common = {"label": ens.classes[y], "confidence": confidence, "certify_seconds": cert_s,
-              "n_boxes": eng.n_boxes, "n_live_trees": eng.n_live_trees}  # fmt: skip
+              "n_boxes": eng.n_boxes, "n_live_trees": eng.n_live_trees, "budget": budget}  # fmt: skip
     if eng.gap <= tol or eng.pending is None and eng.converged:
         return RobustnessResult(
             lower=eng.lower, upper=eng.upper, estimate=eng.robustness, ci_low=eng.lower,
@@ -622,17 +558,6 @@ def warm_up(full: bool = True) -> float:
     return time.perf_counter() - t0
 
 
-def _row_budgets(time_budget: float, n: int, t_start: float):
-    """The budget of each row of a timed batch, asked for when its turn comes: its own
-    ``time_budget``, cut (to at least half of it) while the batch is behind its schedule
-    ``t_start + (i + 1) time_budget`` (reading the model, earlier rows' overruns), so that
-    the batch's wall time stays within ``n`` budgets as long as that debt is below ``n / 2``
-    of them. A row that finishes early gives no time to later rows."""
-    for i in range(n):
-        owed = t_start + (i + 1) * time_budget - time.perf_counter()
-        yield min(time_budget, max(0.5 * time_budget, owed))
-
-
 def robustness_batch(
     model, X, noise, *, seed: int = 0, progress: bool | None = None, **kwargs
 ) -> pd.DataFrame:
@@ -646,13 +571,16 @@ def robustness_batch(
     is matched the same way (a plain vector is in the model's order, and refused next to a
     reordered ``X``).
 
-    Timed mode (``time_budget`` per row, default 2 s): the whole batch, reading the model
-    included, takes at most ``len(X)`` budgets plus the tolerance (:func:`budget_allowance`):
-    a row's budget is cut, to at least half of it, while the batch is behind that schedule
-    (:func:`_row_budgets`); each row's ``seconds`` is its own wall time and ``overrun`` says
+    By default every row is computed in :func:`robustness`'s deterministic mode (a fixed
+    amount of work: identical numbers from identical calls; ``frame.attrs["budget"]`` names
+    it). Timed mode (``time_budget`` seconds per row, where a user asks for it): the whole
+    batch, reading the model included, takes at most ``len(X)`` budgets plus the tolerance
+    (:func:`budget_allowance`): a row's budget is cut, to at least half of it, while the batch
+    is behind that schedule (:func:`reliquant.trees.budget.row_budgets`); each row's ``seconds`` is its own wall time and ``overrun`` says
     why a row ran past its budget. ``frame.attrs["seconds"]`` is the batch's wall time and
     ``frame.attrs["overrun"]`` says why it exceeded ``budget_allowance(len(X) * time_budget)``
-    (``""`` when it did not; e.g. reading the model, which is charged to the batch).
+    (``""`` when it did not; e.g. reading the model, which is charged to the batch). No
+    rows: a frame of 0 rows with every column.
     ``progress``: a progress bar with the time left (:func:`reliquant.core.progress.show_progress`:
     by default on in a terminal only)."""
     t_start = time.perf_counter()
@@ -660,11 +588,11 @@ def robustness_batch(
     t_read = time.perf_counter() - t_start
     values, perm, names = match_features(X, ens, one=False, what="X")
     noise = noise_in_model_order(noise_spec(noise), ens, perm, names)
-    timed = kwargs.get("max_boxes") is None
-    budget = kwargs.pop("time_budget", DEFAULT_BUDGET)
+    budget = kwargs.pop("time_budget", None)
+    timed = budget is not None and kwargs.get("max_boxes") is None
     if timed:
         _number("time_budget", budget, low=0.0, low_open=True)
-    budgets = _row_budgets(float(budget), len(values), t_start) if timed else None
+    budgets = row_budgets(float(budget), len(values), t_start) if timed else None
     rows = []
     bar = progress_bar(values, desc="robustness", unit="sample", progress=progress)
     for i, x in enumerate(bar):
@@ -672,30 +600,16 @@ def robustness_batch(
         r = robustness(ens, x, noise, seed=block_int_seed(seed, "anytime", i), time_budget=b,
                        **kwargs)  # fmt: skip
         rows.append({"sample": i, **asdict(r), "half_width": r.half_width})
-    frame = pd.DataFrame(rows)
+    columns = ["sample", *(f.name for f in fields(RobustnessResult)), "half_width"]
+    frame = pd.DataFrame(rows, columns=columns)
     seconds = time.perf_counter() - t_start
     frame.attrs["seconds"] = seconds
+    frame.attrs["budget"] = resolve_budget(budget, kwargs.get("max_boxes"),
+                                           kwargs.get("max_draws"))[3]  # fmt: skip
     frame.attrs["overrun"] = (
-        _batch_overrun(seconds, float(budget), len(values), t_read, frame) if timed else ""
+        batch_overrun(seconds, float(budget), len(values), t_read, frame) if timed else ""
     )
     return frame
-
-
-def _batch_overrun(seconds: float, budget: float, n: int, t_read: float, frame) -> str:
-    """Why a timed batch of ``n`` rows took longer than ``budget_allowance(n * budget)``
-    (``""`` when it did not): reading the model (charged to the batch, not to a row), the
-    rows that ran past their own budgets, or the machine."""
-    if seconds <= budget_allowance(n * budget):
-        return ""
-    late = int((frame["overrun"] != "").sum()) if n else 0
-    excess = seconds - n * budget
-    if t_read >= 0.5 * excess:
-        cause = f"reading and checking the model took {t_read:.2f} s (once for the batch)"
-    elif late:
-        cause = f"{late} row(s) ran past their budget (column overrun says why)"
-    else:
-        cause = "the rows ran past the batch's schedule (the machine was slower than measured)"
-    return f"{seconds:.2f} s for {n} rows of time_budget {budget:g} s: {cause}"
 
 
 # Importing this module (``from reliquant.trees import robustness`` does) compiles the kernels

@@ -14,13 +14,15 @@ NORTA marginals as a dict (or Series) and the NORTA correlation as a DataFrame. 
 (unnamed) vector or matrix is read in the model's feature order; when the input's columns
 come in another order than the model's, a plain vector is ambiguous (the training order or
 the input's?) and is refused with both orders and the fix in the message, unless the
-reordering leaves it unchanged (equal variances, an identity correlation).
+reordering leaves it unchanged up to a relative :data:`EQUAL_RTOL` (equal variances, an
+identity correlation: ``(0.1 * X.std()) ** 2`` of standardised data, whose columns' standard
+deviations differ in their last bits, counts as equal).
 
 LightGBM replaces spaces in feature names with ``_`` when it fits; names are matched as it
 stores them (:func:`library_names`), as its own ``predict`` accepts the original columns.
 
-Public API: :func:`feature_order`, :func:`match_features`, :func:`noise_spec`,
-:func:`noise_in_model_order`, :func:`library_names`.
+Public API: :data:`EQUAL_RTOL`, :func:`feature_order`, :func:`match_features`,
+:func:`noise_spec`, :func:`noise_in_model_order`, :func:`library_names`.
 """
 
 from __future__ import annotations
@@ -34,7 +36,12 @@ import pandas as pd
 from reliquant.trees.noise import Gaussian, Norta
 from reliquant.trees.structure import TreeEnsemble
 
+#: Relative tolerance under which a plain noise vector or matrix counts as unchanged by a
+#: reordering of the features (equal up to rounding).
+EQUAL_RTOL = 1e-9
+
 __all__ = [
+    "EQUAL_RTOL",
     "feature_order",
     "library_names",
     "match_features",
@@ -221,9 +228,9 @@ def _plain(arr: np.ndarray, perm, names, wanted, what: str, example: str) -> Non
         return
     d = len(perm)
     if arr.ndim == 1 and arr.shape[0] == d:
-        same = np.array_equal(arr[perm], arr)
+        same = np.allclose(arr[perm], arr, rtol=EQUAL_RTOL, atol=0.0)
     elif arr.ndim == 2 and arr.shape == (d, d):
-        same = np.array_equal(arr[np.ix_(perm, perm)], arr)
+        same = np.allclose(arr[np.ix_(perm, perm)], arr, rtol=EQUAL_RTOL, atol=0.0)
     else:
         return  # a scalar, or a size that binding refuses naming both sizes
     if not same:

@@ -1,0 +1,110 @@
+"""The two families of reliability scores, and the family of every score this library computes.
+
+A reliability score (higher = more reliable) is a *robustness* score when it measures whether
+the prediction survives a perturbation (of the input: tree robustness, the black-box Monte
+Carlo; of the model: ``eps_glob``, ``eps_loc`` of paper 000; and the log-ratio of the two
+largest probabilities, robustness quantification for discriminative classifiers after
+Lassance & De Bock, arXiv 2603.23318), an *uncertainty* score when it is read from the
+predicted distribution (maximum probability, negative entropy, margin, centroid proximity,
+the negated ``u_*`` of paper 000). :data:`SCORE_FAMILY` names the scores this library computes
+(the workflow's compare topic reads the same mapping); :func:`reliquant.compare.which_score`'s
+``families=`` adds or overrides names (:func:`check_families`).
+
+The log-ratio is a transform of the probabilities (with two classes it ranks exactly as the
+maximum probability): it is the robustness side of a verdict only when no other robustness
+score is given (:data:`PROBABILITY_ROBUSTNESS`).
+
+Public API: :data:`FAMILIES`, :data:`SCORE_FAMILY`, :data:`PROBABILITY_ROBUSTNESS`,
+:func:`score_family`, :func:`check_families`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+__all__ = ["FAMILIES", "PROBABILITY_ROBUSTNESS", "SCORE_FAMILY", "check_families", "score_family"]
+
+#: The two families of reliability scores.
+FAMILIES = ("robustness", "uncertainty")
+
+#: Every score this library computes (under the name its functions and the workflow give it)
+#: -> its family. Read-only: pass ``families=`` to :func:`reliquant.compare.which_score` for
+#: other names.
+SCORE_FAMILY: Mapping[str, str] = MappingProxyType(
+    {
+        "mc_robustness": "robustness",
+        "tree_robustness": "robustness",
+        "eps_glob": "robustness",
+        "eps_loc": "robustness",
+        "log_ratio": "robustness",
+        "max_probability": "uncertainty",
+        "negative_entropy": "uncertainty",
+        "margin": "uncertainty",
+        "centroid_proximity": "uncertainty",
+        "negative_u_m": "uncertainty",
+        "negative_u_H": "uncertainty",
+        "negative_u_a": "uncertainty",
+        "negative_u_t": "uncertainty",
+        "negative_u_e": "uncertainty",
+    }
+)
+
+#: Robustness scores computed from the predicted probabilities alone (module docstring): the
+#: robustness side of a verdict is one of them only when no other robustness score is given.
+PROBABILITY_ROBUSTNESS = frozenset({"log_ratio"})
+
+#: Uncertainties in their source orientation (higher = less reliable) -> the negated score's
+#: name, for the message that refuses them.
+_NEGATE = {
+    "entropy": "negative_entropy",
+    "u_m": "negative_u_m",
+    "u_H": "negative_u_H",
+    "u_a": "negative_u_a",
+    "u_t": "negative_u_t",
+    "u_e": "negative_u_e",
+}
+
+
+def score_family(name: str, families: Mapping[str, str] | None = None) -> str:
+    """The family (``"robustness"`` or ``"uncertainty"``) of score ``name``: from
+    ``families`` if it names it, else from :data:`SCORE_FAMILY`. An unknown name raises a
+    ``ValueError`` that names it and the fix (``families={name: "robustness"}``); an
+    uncertainty in its source orientation (``entropy``, ``u_m``, ...) names its negation."""
+    if families is not None and name in families:
+        family = families[name]
+        if family not in FAMILIES:
+            raise ValueError(
+                f"families[{name!r}] = {family!r}: a family is 'robustness' or 'uncertainty'"
+            )
+        return family
+    if name in SCORE_FAMILY:
+        return SCORE_FAMILY[name]
+    if name in _NEGATE:
+        raise ValueError(
+            f"score {name!r} is an uncertainty (higher = less reliable); every score here is "
+            f"higher = more reliable: pass its negation as {_NEGATE[name]!r}"
+        )
+    raise ValueError(
+        f"score {name!r} has no known family (known: {', '.join(SCORE_FAMILY)}); say which "
+        f"it is: families={{{name!r}: 'robustness'}} (or 'uncertainty')"
+    )
+
+
+def check_families(names: list[str], families: Mapping[str, str] | None) -> list[str]:
+    """The family of each score of ``names`` (:func:`score_family`). ``families`` must be a
+    mapping (``TypeError``) whose every key is one of ``names`` (``ValueError`` naming the
+    misspelt ones)."""
+    if families is not None:
+        if not isinstance(families, Mapping):
+            raise TypeError(
+                f"families must be a mapping score name -> 'robustness' | 'uncertainty'; got "
+                f"{type(families).__name__}"
+            )
+        unknown = sorted(set(map(str, families)) - set(names))
+        if unknown:
+            raise ValueError(
+                f"families names {unknown}, not among the scores ({', '.join(names)}): check "
+                "the spelling"
+            )
+    return [score_family(n, families) for n in names]
