@@ -236,7 +236,7 @@ def test_the_progress_bar_draws_when_asked(iris, forest, capsys):
         ({"noise": np.array([0.1, 0.2])}, ValueError, ["noise has 2 variances", "4 features"]),
         ({"noise": {"petal widht": 0.1}}, ValueError, ["noise has the columns", "petal widht"]),
         ({"X_train": "iris", "y_train": np.full(150, 7)}, ValueError,
-         ["y_train holds 7", "classes"]),
+         ["y_train: row 0 holds 7, which is none of the classes [0, 1, 2]"]),
     ],
 )  # fmt: skip
 def test_bad_inputs_are_refused_naming_the_argument(iris, svc, change, error, words):
@@ -255,3 +255,30 @@ def test_bad_inputs_are_refused_naming_the_argument(iris, svc, change, error, wo
         score_predictions(model, data, **args)
     for word in words:
         assert word in str(info.value), str(info.value)
+
+
+def test_training_labels_are_matched_to_the_classes_by_value(iris, forest):
+    """y_train read as floats (a CSV column with an empty cell) or as text gives the
+    centroids of the integer labels; a missing label is refused naming its row, text that is
+    no class and booleans against numbered classes are refused naming both spellings."""
+    X, y = iris
+    rows = X.iloc[::15]
+    want = score_predictions(forest, rows, X_train=X, y_train=y, seed=3)["centroid_proximity"]
+    for spelled in (y.astype(np.float64), y.astype(str), y.astype(np.float64).astype(str),
+                    y.tolist()):  # fmt: skip
+        got = score_predictions(forest, rows, X_train=X, y_train=spelled, seed=3)
+        np.testing.assert_array_equal(got["centroid_proximity"], want)
+    missing = y.astype(np.float64).copy()
+    missing.iloc[17] = np.nan
+    foreign = y.astype(object).copy()
+    foreign.iloc[3] = "setosa"
+    for labels, message in [
+        (missing, "y_train: row 17 has no label (NaN, None or an empty cell)"),
+        (foreign, "y_train: row 3 holds 'setosa', which is none of the classes [0, 1, 2] "
+                  "('setosa' is text, the classes are numbers)"),
+        ((y > 0).to_numpy(), "y_train: row 0 holds False, which is none of the classes [0, 1, 2] "
+                             "(False is a boolean, the classes are numbers)"),
+    ]:  # fmt: skip
+        with pytest.raises(ValueError) as info:
+            score_predictions(forest, rows, X_train=X, y_train=labels)
+        assert message in str(info.value), str(info.value)

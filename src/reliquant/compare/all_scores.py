@@ -79,6 +79,7 @@ from reliquant.compare.robustness_scores import (
     tree_robustness,
 )
 from reliquant.core.arguments import check_int, check_level, check_real, check_seed
+from reliquant.core.labels import match_labels
 from reliquant.core.progress import progress_bar
 
 __all__ = ["MODEL_SCORES", "score_predictions"]
@@ -348,24 +349,13 @@ def _classes(model: Any, kind: str | None, k: int) -> np.ndarray:
 
 
 def _label_codes(y: ArrayLike, classes: np.ndarray, n: int) -> np.ndarray:
-    """``y_train`` as column indices of ``classes``; a ValueError names an unknown label."""
+    """``y_train`` as column indices of ``classes``, by value (``match_labels``)."""
     labels = np.asarray(y.to_numpy() if isinstance(y, pd.Series) else y)
     if labels.ndim != 1 or labels.shape[0] != n:
         raise ValueError(
             f"y_train must be 1-D with one label per row of X_train ({n}); got {labels.shape}"
         )
-
-    def key(v: Any) -> Any:
-        return v.item() if isinstance(v, np.generic) else v
-
-    lookup = {key(c): i for i, c in enumerate(classes)}
-    codes = np.array([lookup.get(key(v), -1) for v in labels], dtype=np.int64)
-    if (codes < 0).any():
-        bad = key(labels[codes < 0][0])
-        raise ValueError(
-            f"y_train holds {bad!r}, not among the model's classes {[key(c) for c in classes][:20]}"
-        )
-    return codes
+    return match_labels(y if isinstance(y, list | tuple) else labels, classes, what="y_train")
 
 
 # ----------------------------------------------------------------------------- the call

@@ -76,6 +76,7 @@ from reliquant.compare.comparison import (
 )
 from reliquant.compare.rejection import accuracy_rejection_curve, auarc_rows
 from reliquant.core.arguments import check_int, check_level, check_real, check_seed
+from reliquant.core.labels import factorize_labels
 from reliquant.core.seeding import block_rng
 
 if TYPE_CHECKING:
@@ -529,7 +530,7 @@ def which_score(
         One label per prediction naming its group, e.g. the split (its own training set and
         fitted model) that made it; at least 3 groups. Then every interval is a t-interval
         over groups (training-set variation included); without, a bootstrap over the
-        predictions (test-row variation only).
+        predictions (test-row variation only). Compared by value: 1, 1.0 and "1" are one group.
     n_boot
         Bootstrap resamples without groups (at least :func:`reliquant.compare.min_boot` of
         ``confidence``); the curves' band uses ``min(n_boot, 200)``. Unused with groups.
@@ -583,7 +584,7 @@ def which_score(
         tied = np.array([tied_share(row) for row in s])
         curves = _bootstrap_curves(s, c, grid, min(n_boot, _BAND_RESAMPLES), level, seed)
     else:
-        codes, labels = pd.factorize(g, sort=False)
+        codes, labels = factorize_labels(g, what="groups")  # 1, 1.0 and "1": one group
         if labels.size < 3:
             raise ValueError(
                 f"groups has {labels.size} distinct group(s); a t-interval over groups needs "
