@@ -13,8 +13,14 @@ sklearn_trees     scikit-learn DecisionTree / ExtraTree / RandomForest / ExtraTr
 sklearn_boosting  scikit-learn GradientBoostingClassifier and HistGradientBoostingClassifier
 xgboost_models    XGBoost XGBClassifier / Booster (binary:logistic, multi:softprob/softmax)
 lightgbm_models   LightGBM LGBMClassifier / Booster (binary, multiclass)
+lightgbm_text     a LightGBM model text checked before LightGBM parses or walks it
 model_files       a model file (XGBoost .json/.ubj, LightGBM .txt, scikit-learn .skops)
-                  loaded safely, never by unpickling: :func:`load_model`
+                  loaded safely, never by unpickling, its trees checked: :func:`load_model`
+
+Every tree a reader reads is checked before the library or the engine walks it (the
+:class:`~reliquant.trees.structure.TreeEnsemble` it builds runs
+:func:`reliquant.trees.tree_checks.check_trees`; a LightGBM text first by
+:mod:`reliquant.trees.readers.lightgbm_text`): a malformed model is refused naming the tree and the node.
 
 Each library module has ``accepts(model) -> bool`` and ``read(model) -> TreeEnsemble``;
 :func:`extract_ensemble` asks the modules of :data:`READERS` in order and the first that
