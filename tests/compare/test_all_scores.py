@@ -282,3 +282,18 @@ def test_training_labels_are_matched_to_the_classes_by_value(iris, forest):
         with pytest.raises(ValueError) as info:
             score_predictions(forest, rows, X_train=X, y_train=labels)
         assert message in str(info.value), str(info.value)
+
+
+def test_a_forest_with_a_malformed_tree_is_refused_before_any_predict(iris):
+    """A forest whose tree 1 holds a NaN leaf value (as an edited model file can) was scored
+    with NaN probabilities; it is refused naming the tree and the node, before the model's
+    own predict is called (on a cycle or a child out of range it loops or crashes)."""
+    from reliquant.trees import MalformedTreeError
+
+    X, y = iris
+    model = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
+    tree = model.estimators_[1].tree_
+    leaf = int(np.flatnonzero(tree.children_left == -1)[0])
+    tree.value[leaf, 0, 0] = np.nan
+    with pytest.raises(MalformedTreeError, match=rf"tree 1, node {leaf}: its leaf values are not"):
+        score_predictions(model, X.iloc[:5])

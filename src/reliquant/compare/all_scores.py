@@ -124,10 +124,12 @@ def _nbc_kind(model: Any) -> str | None:
 
 def _tree_ensemble(model: Any) -> tuple[Any, str]:
     """``(ensemble, "")`` when the trees readers read ``model``, else ``(None, why not)``."""
-    from reliquant.trees import extract_ensemble
+    from reliquant.trees import MalformedTreeError, extract_ensemble
 
     try:
         return extract_ensemble(model), ""
+    except MalformedTreeError:  # a tree model whose trees no predict may walk: refused
+        raise
     except ValueError as err:
         if str(err).startswith("unsupported"):  # another kind of model: no need for the list
             return None, f"{type(model).__name__} is not a tree ensemble the trees readers read"

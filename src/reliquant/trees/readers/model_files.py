@@ -146,7 +146,7 @@ def _check_structure(model: Any, file: Path) -> None:
     whose :class:`~reliquant.trees.TreeEnsemble` checks every tree before the library is
     asked for anything. A malformed tree is refused naming the file; a model the readers do
     not support is left for them to refuse when it is used."""
-    from reliquant.trees.readers import extract_ensemble
+    from reliquant.trees.readers.dispatch import extract_ensemble
     from reliquant.trees.tree_checks import MalformedTreeError
 
     try:
