@@ -236,7 +236,7 @@ def test_the_progress_bar_draws_when_asked(iris, forest, capsys):
         ({"noise": np.array([0.1, 0.2])}, ValueError, ["noise has 2 variances", "4 features"]),
         ({"noise": {"petal widht": 0.1}}, ValueError, ["noise has the columns", "petal widht"]),
         ({"X_train": "iris", "y_train": np.full(150, 7)}, ValueError,
-         ["y_train holds 7", "classes"]),
+         ["y_train: row 0 holds 7, which is none of the classes [0, 1, 2]"]),
     ],
 )  # fmt: skip
 def test_bad_inputs_are_refused_naming_the_argument(iris, svc, change, error, words):
@@ -319,3 +319,45 @@ def test_equal_variances_of_standardised_data_are_accepted_as_a_plain_vector(iri
         score_predictions(logit, shuffled.iloc[::15], noise=np.array([0.01, 0.02, 0.03, 0.04]))
     with pytest.raises(ValueError, match="another order|in the model's order"):
         robustness(forest, shuffled.iloc[3], Gaussian(np.array([0.01, 0.02, 0.03, 0.04])))
+
+
+def test_training_labels_are_matched_to_the_classes_by_value(iris, forest):
+    """y_train read as floats (a CSV column with an empty cell) or as text gives the
+    centroids of the integer labels; a missing label is refused naming its row, text that is
+    no class and booleans against numbered classes are refused naming both spellings."""
+    X, y = iris
+    rows = X.iloc[::15]
+    want = score_predictions(forest, rows, X_train=X, y_train=y, seed=3)["centroid_proximity"]
+    for spelled in (y.astype(np.float64), y.astype(str), y.astype(np.float64).astype(str),
+                    y.tolist()):  # fmt: skip
+        got = score_predictions(forest, rows, X_train=X, y_train=spelled, seed=3)
+        np.testing.assert_array_equal(got["centroid_proximity"], want)
+    missing = y.astype(np.float64).copy()
+    missing.iloc[17] = np.nan
+    foreign = y.astype(object).copy()
+    foreign.iloc[3] = "setosa"
+    for labels, message in [
+        (missing, "y_train: row 17 has no label (NaN, None or an empty cell)"),
+        (foreign, "y_train: row 3 holds 'setosa', which is none of the classes [0, 1, 2] "
+                  "('setosa' is text, the classes are numbers)"),
+        ((y > 0).to_numpy(), "y_train: row 0 holds False, which is none of the classes [0, 1, 2] "
+                             "(False is a boolean, the classes are numbers)"),
+    ]:  # fmt: skip
+        with pytest.raises(ValueError) as info:
+            score_predictions(forest, rows, X_train=X, y_train=labels)
+        assert message in str(info.value), str(info.value)
+
+
+def test_a_forest_with_a_malformed_tree_is_refused_before_any_predict(iris):
+    """A forest whose tree 1 holds a NaN leaf value (as an edited model file can) was scored
+    with NaN probabilities; it is refused naming the tree and the node, before the model's
+    own predict is called (on a cycle or a child out of range it loops or crashes)."""
+    from reliquant.trees import MalformedTreeError
+
+    X, y = iris
+    model = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
+    tree = model.estimators_[1].tree_
+    leaf = int(np.flatnonzero(tree.children_left == -1)[0])
+    tree.value[leaf, 0, 0] = np.nan
+    with pytest.raises(MalformedTreeError, match=rf"tree 1, node {leaf}: its leaf values are not"):
+        score_predictions(model, X.iloc[:5])

@@ -189,19 +189,26 @@ def test_tree_robustness_xgboost_per_feature_variances_follow_the_columns() -> N
 
 def test_black_box_refuses_labels_that_never_equal_the_predictions(forest) -> None:
     """String labels '0', '1', '2' against integer predictions counted every draw as a change
-    (robustness 0.0 for every row); they are refused naming both types."""
+    (robustness 0.0 for every row): a model's own ``predict`` with ``classes_`` matches them
+    by value; any other ``predict`` refuses them naming both types, and a missing label."""
     rf, X = forest
     right = black_box_robustness(rf.predict, X, VARIANCE, n_draws=300, seed=2)
     assert right.estimate.min() > 0
-    given = black_box_robustness(
-        rf.predict, X, VARIANCE, n_draws=300, seed=2, labels=rf.predict(X).tolist()
-    )
-    np.testing.assert_array_equal(given.n_agree, right.n_agree)
     as_strings = rf.predict(X).astype(int).astype(str)
+    for labels in (rf.predict(X).tolist(), as_strings, rf.predict(X).astype(np.float64)):
+        given = black_box_robustness(rf.predict, X, VARIANCE, n_draws=300, seed=2, labels=labels)
+        np.testing.assert_array_equal(given.n_agree, right.n_agree)
     with pytest.raises(ValueError, match=r"labels hold strings \(dtype <U\d+\) but predict "
                                          r"returns numbers \(dtype int64\)"):  # fmt: skip
-        black_box_robustness(rf.predict, X, VARIANCE, n_draws=300, labels=as_strings)
-    with pytest.raises(ValueError, match=r"not among the model's classes_ \[0, 1, 2\], e.g. 7"):
+        black_box_robustness(lambda b: rf.predict(b), X, VARIANCE, n_draws=300, labels=as_strings)
+    missing = rf.predict(X).astype(np.float64)
+    missing[5] = np.nan
+    with pytest.raises(ValueError, match=r"labels: row 5 has no label"):
+        black_box_robustness(lambda b: rf.predict(b), X, VARIANCE, n_draws=300, labels=missing)
+    with pytest.raises(ValueError, match=r"labels: row 5 has no label"):
+        black_box_robustness(rf.predict, X, VARIANCE, n_draws=300, labels=missing)
+    with pytest.raises(ValueError, match=r"labels: row 0 holds 7, which is none of the classes "
+                                         r"\[0, 1, 2\]"):  # fmt: skip
         black_box_robustness(rf.predict, X, VARIANCE, n_draws=300, labels=np.full(len(X), 7))
 
 

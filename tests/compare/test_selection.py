@@ -203,8 +203,11 @@ def test_selector_refusals(fitted):
         RobustnessSelector([models[0], two_class]).fit(Xv, yv)
     with pytest.raises(ValueError, match="one class only"):
         RobustnessSelector(models).fit(Xv[yv == 1], yv[yv == 1])
-    with pytest.raises(ValueError, match="labels the models do not know.*'1'"):
-        RobustnessSelector(models).fit(Xv, yv.astype(str))
+    with pytest.raises(ValueError, match=r"y: row 0 holds 'one', which is none of the classes "
+                       r"\[0, 1, 2\] \('one' is text, the classes are numbers\)"):  # fmt: skip
+        RobustnessSelector(models).fit(Xv, np.where(yv == 1, "one", yv.astype(str)))
+    with pytest.raises(ValueError, match=r"y: row 4 has no label"):
+        RobustnessSelector(models).fit(Xv, np.where(np.arange(yv.size) == 4, np.nan, yv))
     with pytest.raises(ValueError, match="rule must be one of"):
         RobustnessSelector(models, rule="RS-X").fit(Xv, yv)
     with pytest.raises(TypeError, match=r"models\[1\].*not a fitted classifier"):
@@ -279,3 +282,18 @@ def test_selector_reference_convention_gives_ties_to_the_model_listed_last(fitte
     best = 0 if acc[0] >= acc[1] else 1
     assert default.first_ == best
     assert sel.first_ == (2 if best == 0 else 1)
+
+
+def test_labels_read_as_floats_or_text_are_the_models_classes(fitted):
+    """A validation or test set whose labels read as floats (1.0) or text ("1") fits the same
+    selector and scores the same accuracy as its integer labels (compared as they came,
+    ``score`` said 0.0 for text labels)."""
+    models, (Xv, yv), (Xt, yt) = fitted
+    ref = RobustnessSelector(models).fit(Xv, yv)
+    accuracy = float(np.mean(ref.predict(Xt) == yt))
+    assert accuracy > 0.5
+    for spell in (lambda y: y.astype(np.float64), lambda y: y.astype(str), list):
+        sel = RobustnessSelector(models).fit(Xv, spell(yv))
+        assert (sel.first_, sel.second_, sel.cut_) == (ref.first_, ref.second_, ref.cut_)
+        np.testing.assert_array_equal(sel.validation_accuracies_, ref.validation_accuracies_)
+        assert ref.score(Xt, spell(yt)) == accuracy

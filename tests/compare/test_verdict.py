@@ -445,3 +445,20 @@ def test_the_workflow_uses_the_public_code():
     assert evaluation.paired_t is paired_t
     assert tables.SCORE_FAMILY is SCORE_FAMILY
     assert evaluation.identical_ranking is which_score.__globals__["identical_ranking"]
+
+
+def test_groups_are_compared_by_value():
+    """Group labels spelled 13, 13.0 and "13" (splits read from files of other types) are one
+    group: the verdict equals that of the integer labels; a missing group is refused."""
+    scores, correct, groups = _data(n_groups=5, n=30)
+    want = which_score(scores, correct, groups=groups, seed=1)
+    mixed = groups.astype(object)
+    mixed[1::3] = groups[1::3].astype(np.float64)
+    mixed[2::3] = groups[2::3].astype(str)
+    got = which_score(scores, correct, groups=mixed, seed=1)
+    pd.testing.assert_frame_equal(got.table, want.table, check_exact=True)
+    assert (got.robustness, got.uncertainty, got.diff) == (want.robustness, want.uncertainty,
+                                                           want.diff)  # fmt: skip
+    mixed[7] = ""
+    with pytest.raises(ValueError, match="groups: row 7 has no label"):
+        which_score(scores, correct, groups=mixed, seed=1)

@@ -114,3 +114,16 @@ def test_rounding_order_of_a_tied_group() -> None:
     want = 0.0 + np.arange(1, 8) * (3.0 / 7.0)
     np.testing.assert_array_equal(got, want)
     assert not np.array_equal(want, np.arange(1, 8) * 3.0 / 7.0)  # the other order differs
+
+
+def test_correct_read_as_floats_is_taken_by_value_and_a_missing_one_is_named() -> None:
+    """A correctness column read as floats (1.0 / 0.0, as a CSV column with an empty cell
+    reads) is the bools it says; a NaN or None is refused naming its position."""
+    from reliquant.core.rejection import check_correct
+
+    want = np.array([True, False, True])
+    np.testing.assert_array_equal(check_correct(np.array([1.0, 0.0, 1.0])), want)
+    np.testing.assert_array_equal(check_correct(np.array([1, 0, 1], dtype=object)), want)
+    for values in (np.array([1.0, np.nan, 0.0]), np.array([True, None, False], dtype=object)):
+        with pytest.raises(ValueError, match="correct has a missing value .* at position 1"):
+            check_correct(values)

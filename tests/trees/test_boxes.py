@@ -332,15 +332,22 @@ def test_kernel_scores_and_labels_equal_predict_box_by_box():
 
 
 def test_kernel_ties_and_nan_scores():
-    """Exact ties (first class wins, also after the division by the number of trees) and a
-    NaN score (np.argmax: the first NaN) decide as predict_index does."""
+    """Exact ties (first class wins, also after the division by the number of trees) decide
+    as predict_index does; a NaN leaf value (the only way to a NaN score) is refused when the
+    ensemble is built (reliquant.trees.tree_checks), naming the tree and the leaf."""
     stump = Tree(np.array([0, -1, -1], dtype=np.int32), np.array([0.5, np.nan, np.nan]),
                  np.array([1, -1, -1], dtype=np.int32), np.array([2, -1, -1], dtype=np.int32),
                  np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 1.0], [0.0, 1.0, 1.0]]))  # fmt: skip
-    other = Tree(np.array([1, -1, -1], dtype=np.int32), np.array([0.0, np.nan, np.nan]),
-                 np.array([1, -1, -1], dtype=np.int32), np.array([2, -1, -1], dtype=np.int32),
-                 np.array([[0.0, 0.0, 0.0], [0.0, 1.0, np.nan], [1.0 / 3, 0.1, 0.2]]))  # fmt: skip
-    ens = TreeEnsemble((stump, other, stump), 2, 3, "le32", "mean_proba", np.arange(3),
+
+    def other(v: float) -> Tree:
+        return Tree(np.array([1, -1, -1], dtype=np.int32), np.array([0.0, np.nan, np.nan]),
+                    np.array([1, -1, -1], dtype=np.int32), np.array([2, -1, -1], dtype=np.int32),
+                    np.array([[0.0, 0.0, 0.0], [0.0, 1.0, v], [1.0 / 3, 0.1, 0.2]]))  # fmt: skip
+
+    with pytest.raises(ValueError, match=r"tree 1, node 1: its leaf values are not all finite"):
+        TreeEnsemble((stump, other(np.nan), stump), 2, 3, "le32", "mean_proba", np.arange(3),
+                     np.full(3, -1), np.zeros(3))  # fmt: skip
+    ens = TreeEnsemble((stump, other(1.0), stump), 2, 3, "le32", "mean_proba", np.arange(3),
                        np.full(3, -1), np.zeros(3))  # fmt: skip
     for mu in ([0.0, 1.0], [1.0, 1.0], [0.0, -1.0], [1.0, -1.0], [0.5, 0.0]):
         mu = np.array(mu)

@@ -218,3 +218,20 @@ def test_the_table_carries_overrun_as_the_library_result_does(table, monkeypatch
     assert "row 1: 0.31 s for a time_budget of 0.05 s" in result.markdown
     write_frame(result.table, tmp_path / "case.parquet", result.schema)  # what the rule writes
     assert list(read_frame(tmp_path / "case.parquet")["overrun"]) == list(result.table["overrun"])
+
+
+def test_a_model_file_with_a_cycle_stops_the_case_before_any_job(table, tmp_path):
+    """Issue 40: a skops forest whose tree 1 was edited to point back to its root ran the
+    case's job until killed (its time budget ignored); it is refused when the workflow loads,
+    naming the case, the key, the file, the tree and the node."""
+    X, y = table
+    forest = RandomForestClassifier(n_estimators=3, max_depth=3, random_state=0).fit(X, y)
+    forest.estimators_[1].tree_.children_left[0] = 0
+    (tmp_path / "my").mkdir()
+    sio.dump(forest, tmp_path / "my/model.skops")
+    X.iloc[:3].to_csv(tmp_path / "my/s.csv", index=False)
+    (line,) = check_model(_case(), tmp_path)
+    assert line.startswith(f"custom case 'mine', key 'model': {tmp_path / 'my/model.skops'}: ")
+    assert line.endswith("tree 1, node 0: its left child is itself: a cycle"), line
+    with pytest.raises(ValueError, match=r"tree 1, node 0: its left child is itself: a cycle"):
+        run_case(forest, X.iloc[:3], case=_case())

@@ -94,6 +94,7 @@ from reliquant.compare.robustness_scores import (
     tree_robustness,
 )
 from reliquant.core.arguments import check_int, check_level, check_real, check_seed
+from reliquant.core.labels import match_labels
 from reliquant.core.progress import progress_bar
 
 __all__ = ["MODEL_SCORES", "score_predictions"]
@@ -130,10 +131,12 @@ def _nbc_kind(model: Any) -> str | None:
 
 def _tree_ensemble(model: Any) -> tuple[Any, str]:
     """``(ensemble, "")`` when the trees readers read ``model``, else ``(None, why not)``."""
-    from reliquant.trees import extract_ensemble
+    from reliquant.trees import MalformedTreeError, extract_ensemble
 
     try:
         return extract_ensemble(model), ""
+    except MalformedTreeError:  # a tree model whose trees no predict may walk: refused
+        raise
     except ValueError as err:
         if str(err).startswith("unsupported"):  # another kind of model: no need for the list
             return None, f"{type(model).__name__} is not a tree ensemble the trees readers read"
@@ -180,24 +183,13 @@ def _classes(model: Any, kind: str | None, k: int) -> np.ndarray:
 
 
 def _label_codes(y: ArrayLike, classes: np.ndarray, n: int) -> np.ndarray:
-    """``y_train`` as column indices of ``classes``; a ValueError names an unknown label."""
+    """``y_train`` as column indices of ``classes``, by value (``match_labels``)."""
     labels = np.asarray(y.to_numpy() if isinstance(y, pd.Series) else y)
     if labels.ndim != 1 or labels.shape[0] != n:
         raise ValueError(
             f"y_train must be 1-D with one label per row of X_train ({n}); got {labels.shape}"
         )
-
-    def key(v: Any) -> Any:
-        return v.item() if isinstance(v, np.generic) else v
-
-    lookup = {key(c): i for i, c in enumerate(classes)}
-    codes = np.array([lookup.get(key(v), -1) for v in labels], dtype=np.int64)
-    if (codes < 0).any():
-        bad = key(labels[codes < 0][0])
-        raise ValueError(
-            f"y_train holds {bad!r}, not among the model's classes {[key(c) for c in classes][:20]}"
-        )
-    return codes
+    return match_labels(y if isinstance(y, list | tuple) else labels, classes, what="y_train")
 
 
 # ----------------------------------------------------------------------------- the call

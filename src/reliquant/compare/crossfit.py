@@ -61,12 +61,12 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from reliquant.compare.families import FAMILIES, PROBABILITY_ROBUSTNESS
 from reliquant.compare.paired_stats import identical_ranking, paired_t
 from reliquant.compare.rejection import auarc_rows
 from reliquant.core.arguments import check_int
+from reliquant.core.labels import factorize_labels
 from reliquant.core.seeding import block_rng
 
 __all__ = [
@@ -112,18 +112,22 @@ JUDGED_COLUMNS = (
 
 
 def group_labels(groups: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(codes, labels)``: the distinct labels of ``groups`` sorted by value (mixed types
-    by type name, then value, then text) and each prediction's index into them, so that a
-    group's number depends on its label only, never on where its rows are."""
-    labels = pd.unique(pd.Series(groups, dtype=object)).tolist()
+    """``(codes, labels)``: the distinct labels of ``groups``, compared by value (``1``,
+    ``1.0`` and ``"1"`` are one group; a missing label refused naming its row:
+    :func:`reliquant.core.labels.factorize_labels`), sorted by value (mixed types by type
+    name, then text), and each prediction's index into them, so that a group's number depends
+    on its label only, never on where its rows are."""
+    first, uniques = factorize_labels(groups, what="groups")
+    labels = uniques.tolist()
     try:
-        ordered = sorted(labels)
+        ordered = sorted(range(len(labels)), key=lambda j: labels[j])
     except TypeError:
-        ordered = sorted(labels, key=lambda v: (type(v).__name__, str(v)))
-    codes = pd.Index(ordered, dtype=object).get_indexer(pd.Series(groups, dtype=object))
-    out = np.empty(len(ordered), dtype=object)
-    out[:] = ordered
-    return codes.astype(np.int64), out
+        ordered = sorted(
+            range(len(labels)), key=lambda j: (type(labels[j]).__name__, str(labels[j]))
+        )
+    rank = np.empty(len(labels), dtype=np.int64)
+    rank[ordered] = np.arange(len(labels), dtype=np.int64)
+    return rank[first], uniques[ordered]
 
 
 def canonical_order(s: np.ndarray, c: np.ndarray, codes: np.ndarray | None = None) -> np.ndarray:

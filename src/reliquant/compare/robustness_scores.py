@@ -47,6 +47,7 @@ from numpy.typing import ArrayLike
 
 from reliquant.core.arguments import check_int, check_level, check_real, check_seed
 from reliquant.core.binomial import clopper_pearson_bounds
+from reliquant.core.labels import match_labels
 from reliquant.core.progress import progress_bar
 from reliquant.core.seeding import block_rng
 
@@ -223,11 +224,21 @@ def _label_kind(a: np.ndarray) -> str:
     return f"dtype {a.dtype}"
 
 
-def _check_given_labels(labels: np.ndarray, predict: Callable, predicted: np.ndarray) -> None:
-    """Refuse ``labels`` that can never equal what ``predict`` returns (``predicted``: its
-    output on one row), e.g. the strings ``'1'`` against integer predictions (every draw
-    would count as a change of prediction), and labels outside the model's ``classes_`` when
-    ``predict`` is a bound method of a model that has them."""
+def _check_given_labels(labels: np.ndarray, predict: Callable, predicted: np.ndarray) -> np.ndarray:
+    """``labels`` as ``predict`` returns them (``predicted``: its output on one row). When
+    ``predict`` is a bound method of a model with ``classes_``, labels are matched to them by
+    value (:func:`reliquant.core.labels.match_labels`: ``1.0`` and ``"1"`` are the class
+    ``1``; a missing label or one outside ``classes_`` refused naming its row). Otherwise a
+    missing label, or labels that can never equal what ``predict`` returns (the strings
+    ``'1'`` against integer predictions: every draw would count as a change of prediction),
+    are refused."""
+    classes = getattr(getattr(predict, "__self__", None), "classes_", None)
+    if classes is not None:
+        classes = np.asarray(classes)
+        return classes[match_labels(labels, classes, what="labels")]
+    missing = np.flatnonzero(pd.isna(labels))
+    if missing.size:
+        raise ValueError(f"labels: row {missing[0]} has no label (NaN or None)")
     given, returned = _label_kind(labels), _label_kind(predicted)
     if given != returned:
         raise ValueError(
@@ -235,15 +246,7 @@ def _check_given_labels(labels: np.ndarray, predict: Callable, predicted: np.nda
             f"{predicted.dtype}): a label would never equal a prediction; pass labels of the "
             f"predictions' type, e.g. predict(X) itself"
         )
-    classes = getattr(getattr(predict, "__self__", None), "classes_", None)
-    if classes is not None:
-        classes = np.asarray(classes)
-        unknown = labels[~np.isin(labels, classes)]
-        if unknown.size:
-            raise ValueError(
-                f"labels hold {unknown.size} value(s) that are not among the model's classes_ "
-                f"{classes.tolist()[:20]}, e.g. {unknown.tolist()[0]!r}"
-            )
+    return labels
 
 
 def black_box_robustness(
@@ -285,9 +288,11 @@ def black_box_robustness(
         not depend on it).
     labels
         The clean predictions ``f(x_i)`` if already known; default ``predict`` on ``X``.
-        Refused (``ValueError`` naming both types) when they cannot equal ``predict``'s
-        output (e.g. strings against integer predictions), or when ``predict`` is a bound
-        method of a model with ``classes_`` and a label is not among them.
+        When ``predict`` is a bound method of a model with ``classes_``, matched to them by
+        value (``1.0`` and ``"1"`` are the class ``1``; a label none of them is refused naming
+        its row); otherwise refused (``ValueError`` naming both types) when they cannot equal
+        ``predict``'s output (e.g. strings against integer predictions). A missing label
+        (NaN, None) is refused naming its row.
     common_noise
         ``False`` (default): every sample draws its own noise (``block_rng(seed, "black_box",
         i)``). ``True``: one set of ``n_draws`` noise vectors (``block_rng(seed,
@@ -331,7 +336,7 @@ def black_box_robustness(
         lab = np.asarray(labels)
         if lab.shape != (n,):
             raise ValueError(f"labels must have one label per row of X ({n}); got {lab.shape}")
-        _check_given_labels(lab, predict, _labels_of(predict, x[:1]))
+        lab = _check_given_labels(lab, predict, _labels_of(predict, x[:1]))
 
     rows = min(batch_rows, n * n_draws)
     buf = np.empty((rows, *x.shape[1:]), dtype=dtype)

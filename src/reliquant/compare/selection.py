@@ -59,6 +59,7 @@ from numpy.typing import ArrayLike
 
 from reliquant.compare.probability_scores import DEFAULT_FLOOR, log_ratio
 from reliquant.compare.rejection import check_score
+from reliquant.core.labels import match_labels
 
 __all__ = [
     "SELECTION_CONVENTIONS",
@@ -287,19 +288,20 @@ class RobustnessSelector:
                 )
         return classes[0]
 
-    def _check_labels(self, y: ArrayLike, n: int) -> np.ndarray:
+    def _classes_of(self, y: ArrayLike, n: int) -> np.ndarray:
+        """``y`` in the spelling of the models' classes, matched by value
+        (:func:`reliquant.core.labels.match_labels`: ``1.0`` and ``"1"`` are the class ``1``);
+        a missing label, or one that is none of the classes, refused naming its row."""
         labels = np.asarray(y)
         if labels.ndim != 1 or labels.size != n:
             raise ValueError(
                 f"y must be 1-D with one label per row of X ({n}); got shape {labels.shape}"
             )
-        unknown = ~np.isin(labels, self.classes_)
-        if unknown.any():
-            raise ValueError(
-                f"y holds labels the models do not know: {np.unique(labels[unknown])[:5].tolist()} "
-                f"(dtype {labels.dtype}); the models' classes are {self.classes_.tolist()} "
-                f"(dtype {self.classes_.dtype})"
-            )
+        codes = match_labels(y if isinstance(y, list | tuple) else labels, self.classes_, what="y")
+        return self.classes_[codes]
+
+    def _check_labels(self, y: ArrayLike, n: int) -> np.ndarray:
+        labels = self._classes_of(y, n)
         if np.unique(labels).size < 2:
             raise ValueError(
                 f"y holds one class only ({labels[0]!r}): a validation set must hold at least two "
@@ -364,4 +366,5 @@ class RobustnessSelector:
 
     def score(self, X: Any, y: ArrayLike) -> float:
         """Accuracy of :meth:`predict` on ``(X, y)``."""
-        return float(np.mean(self.predict(X) == np.asarray(y)))
+        predicted = self.predict(X)
+        return float(np.mean(predicted == self._classes_of(y, len(predicted))))

@@ -322,7 +322,8 @@ def which_score(
     groups
         One label per prediction naming its group, e.g. the split (its own training set and
         fitted model) that made it: at least 3 groups of at least 2 predictions (fewer than 5
-        warn). Groups are identified by their label values, whatever the rows' order.
+        warn). Groups are identified by their label values, whatever the rows' order; compared
+        by value: 1, 1.0 and "1" are one group.
     folds
         Folds of the cross-fitting. With ``groups``: ``None`` (default) makes every group its
         own fold (leave one group out, nothing drawn); an integer ``2..G`` deals the groups

@@ -25,6 +25,7 @@ codedigest   the library-code digest that reruns jobs: code counts, comments and
 runtimes     a finished run's job times: per rule, start-up vs work, the critical path
 binomial     the exact (Clopper-Pearson) interval of a binomial proportion (trees, compare)
 rejection    accuracy-rejection curves and AU-ARC, ties averaged in closed form (nbc, compare)
+labels       a user's class labels matched to a model's classes by value (1, 1.0 and "1" alike)
 lazy         a package's public names imported on first use (PEP 562: trees, pmnist)
 """
 

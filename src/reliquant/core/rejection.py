@@ -51,6 +51,7 @@ Public API: :func:`check_score`, :func:`check_correct`, :func:`check_score_input
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from numpy.typing import ArrayLike
 
 __all__ = [
@@ -84,9 +85,11 @@ def check_score(score: ArrayLike, name: str = "score") -> np.ndarray:
 
 
 def check_correct(correct: ArrayLike, name: str = "correct") -> np.ndarray:
-    """``correct`` as a 1-D bool array: booleans, or integers that are all 0 or 1.
+    """``correct`` as a 1-D bool array: booleans, or numbers that are all 0 or 1 (integers, or
+    floats such as a CSV column with one empty cell reads: ``1.0`` is True).
 
-    Anything else (floats, other integers, strings) raises ``ValueError`` naming ``name``.
+    A missing value (NaN, None) raises ``ValueError`` naming its position; anything else
+    (other numbers, strings) raises ``ValueError`` naming ``name``.
     """
     c = np.asarray(correct)
     if c.ndim != 1:
@@ -95,12 +98,21 @@ def check_correct(correct: ArrayLike, name: str = "correct") -> np.ndarray:
         raise ValueError(f"{name} is empty: need at least one prediction")
     if c.dtype == np.bool_:
         return c
-    if c.dtype.kind in "iu" and np.all((c == 0) | (c == 1)):
+    if c.dtype.kind in "fO":
+        missing = np.flatnonzero(pd.isna(c))
+        if missing.size:
+            raise ValueError(
+                f"{name} has a missing value (NaN or None) at position {missing[0]}: every "
+                "prediction is right or wrong"
+            )
+        if c.dtype.kind == "O" and all(isinstance(v, bool | int | float | np.number) for v in c):
+            c = c.astype(np.float64)  # a pandas object column of True/False or 0/1
+    if c.dtype.kind in "iuf" and np.all((c == 0) | (c == 1)):
         return c.astype(bool)
     raise ValueError(
-        f"{name} must be boolean (True = the prediction is right), or integers 0/1; "
+        f"{name} must be boolean (True = the prediction is right), or numbers 0/1; "
         f"got dtype {c.dtype}"
-        + (f" with values {np.unique(c)[:5].tolist()}" if c.dtype.kind in "iub" else "")
+        + (f" with values {np.unique(c)[:5].tolist()}" if c.dtype.kind in "iubf" else "")
     )
 
 

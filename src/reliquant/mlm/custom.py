@@ -2,7 +2,8 @@
 classifier, from a table of its softmax outputs.
 
 The ``softmax`` table holds one row per example: columns ``p0 .. p{K-1}`` (the softmax
-``s(x)``, eq. 1) and ``label`` (the true class ``0 .. K-1``). :func:`misclassification_likelihood`
+``s(x)``, eq. 1) and ``label`` (the true class ``0 .. K-1``, compared by value:
+``1``, ``1.0`` and ``"1"`` are class 1; a missing label is refused naming its row). :func:`misclassification_likelihood`
 computes the class centroids (eq. 3, refined by K-Means unless ``refine`` is false, Section
 3.3 a), from the ``reference`` table when given (e.g. the training set, as in the paper), the
 nearest distances ``D`` (eqs. 4-5) and the likelihoods ``L`` (eq. 6). The figure is ``L``
@@ -20,6 +21,7 @@ import pyarrow as pa
 
 from reliquant.core.custom import CaseResult, softmax_columns
 from reliquant.core.io import frame_to_markdown
+from reliquant.core.labels import match_labels
 from reliquant.core.plotting import apply_style
 from reliquant.mlm.likelihood import MLMResult, misclassification_likelihood
 from reliquant.mlm.reproduction.figures import heatmap
@@ -42,7 +44,10 @@ def _arrays(frame: pd.DataFrame, where: str) -> tuple[np.ndarray, np.ndarray]:
         columns = softmax_columns(list(frame.columns))
     except ValueError as err:
         raise ValueError(f"{where}: {err}") from err
-    return frame[columns].to_numpy(np.float64), frame["label"].to_numpy()
+    # the true class by value: a CSV's 1.0 (one empty cell makes the column float) or "1" is
+    # class 1; a missing label, or one outside 0 .. K-1, is refused naming its row
+    labels = match_labels(frame["label"], range(len(columns)), what=f"{where}, column 'label'")
+    return frame[columns].to_numpy(np.float64), labels
 
 
 def run_case(

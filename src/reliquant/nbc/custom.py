@@ -4,7 +4,11 @@ Paper 000's NBC (eq. 18 smoothing) is fitted on the ``train`` table with :func:`
 (``alpha`` given, or chosen from ``alphas`` by ``cv_folds``-fold cross-validation with folds
 from ``seed``, Section 6.1); every row of ``test`` gets its prediction (eq. 2), eps_glob
 (Theorem 5.2, eq. 13) and eps_loc (Theorem 6.1) by :func:`robustness`. When ``test`` holds
-the target column too, each row also says whether the prediction is right. With
+the target column too, each row also says whether the prediction is right: its labels are
+matched to the training classes by value (:func:`reliquant.core.labels.match_labels`: ``1``,
+``1.0`` and ``"1"`` are one class, as a CSV file with an empty cell reads its integers as
+floats), and a missing label, or one that is none of the classes, is refused naming its row
+(``truth`` is written in the classes' spelling). With
 ``bootstrap: M``, every row also gets the uncertainty metrics u_m, u_H (eqs. 3-4) and u_a,
 u_t, u_e (eqs. 5-7) of M bootstrap NBCs (Section 7.3), drawn from ``seed``. With
 ``categories: {column: [value, ...]}``, a column's possible values are declared (as
@@ -28,6 +32,7 @@ import pyarrow as pa
 
 from reliquant.core.custom import CaseResult, label_values
 from reliquant.core.io import frame_to_markdown
+from reliquant.core.labels import match_labels
 from reliquant.core.plotting import PALETTE, apply_style
 from reliquant.nbc.scoring import DEFAULT_ALPHAS, UNCERTAINTY_COLUMNS, fit_table, robustness
 
@@ -77,9 +82,11 @@ def run_case(train: pd.DataFrame, test: pd.DataFrame, *, case: Mapping[str, Any]
     except ValueError as err:
         raise ValueError(f"custom case {case['name']!r}, test table {case['test']}: {err}") from err
     labelled = target in test.columns
-    predictions, label_type = label_values(
-        list(scored["prediction"]) + (list(test[target]) if labelled else [])
-    )
+    classes = list(fitted.classes)
+    predicted = match_labels(scored["prediction"], classes, what="predictions")
+    truth = _truth_codes(test[target], classes, case) if labelled else predicted[:0]
+    # both columns in the classes' spelling: equal labels are equal values
+    predictions, label_type = label_values([classes[i] for i in np.r_[predicted, truth]])
     table = pd.DataFrame(
         {
             "row": np.arange(len(test), dtype=np.int64),
@@ -100,11 +107,29 @@ def run_case(train: pd.DataFrame, test: pd.DataFrame, *, case: Mapping[str, Any]
             fields.append((name, pa.float64()))
     if labelled:
         table["truth"] = predictions[len(test) :]
-        table["correct"] = table["truth"] == table["prediction"]
+        table["correct"] = truth == predicted
         fields += [("truth", label_type), ("correct", pa.bool_())]
     return CaseResult(
         table, pa.schema(fields), _markdown(table, case, fitted, len(train)), _figure(table, case)
     )
+
+
+def _truth_codes(labels: pd.Series, classes: list[Any], case: Mapping[str, Any]) -> np.ndarray:
+    """The test table's target column as indices of the training classes, matched by value
+    (:func:`reliquant.core.labels.match_labels`: a CSV's ``1.0`` is the class ``1``); a
+    missing label, or one that is none of the classes, refused naming the table, the column
+    and the row."""
+    where = f"custom case {case['name']!r}, test table {case['test']}, column {case['target']!r}"
+    try:
+        return match_labels(labels, classes, what=where)
+    except ValueError as err:
+        hint = (
+            ""
+            if "has no label" in str(err)
+            else "; a class that training lacks can be declared with `categories: "
+            f"{{{case['target']}: [...]}}`"
+        )
+        raise ValueError(f"{err}{hint}") from err
 
 
 def _figure(table: pd.DataFrame, case: Mapping[str, Any]):

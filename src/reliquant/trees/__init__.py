@@ -15,6 +15,9 @@ second.
 Modules
 -------
 structure     the tree-ensemble representation: exact split semantics and label arithmetic
+tree_checks   every tree's node arrays checked when a TreeEnsemble is built: one binary tree
+              (no cycle, children in range, every node reached once), features in range,
+              finite thresholds and values (a malformed model file never reaches a walk)
 readers       fitted scikit-learn, XGBoost and LightGBM classifiers read into a TreeEnsemble
               (one module per library, shared checks, ``extract_ensemble``) and model files
               loaded safely (``load_model``)
@@ -64,6 +67,7 @@ _HOMES = {
     "extract_ensemble": "readers",
     "load_model": "readers",
     "TreeEnsemble": "structure",
+    "MalformedTreeError": "tree_checks",
 }
 
 __all__ = [
@@ -71,6 +75,7 @@ __all__ = [
     "EngineResult",
     "Gaussian",
     "IndependentNormal",
+    "MalformedTreeError",
     "MonteCarloResult",
     "Norta",
     "NortaNoise",

@@ -56,6 +56,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from reliquant.trees.tree_checks import check_ensemble_trees
+
 __all__ = [
     "AGGREGATIONS",
     "LGBM_ZERO",
@@ -223,6 +225,9 @@ class Tree:
     value: float64[n_nodes, n_outputs], the leaf's contribution (see module docstring).
     boundary: float64[n_nodes], effective float64 boundary (``x <= boundary`` goes left),
     filled by :class:`TreeEnsemble` from ``threshold`` and the ensemble's ``rule``.
+    n_deleted: leaves no node points to that the library keeps (XGBoost's pruned nodes).
+    A :class:`TreeEnsemble` checks the arrays (:mod:`reliquant.trees.tree_checks`) and keeps
+    read-only copies (the index arrays as int32).
     """
 
     feature: np.ndarray
@@ -231,6 +236,7 @@ class Tree:
     right: np.ndarray
     value: np.ndarray
     boundary: np.ndarray | None = None
+    n_deleted: int = 0
 
     @property
     def n_nodes(self) -> int:
@@ -312,15 +318,10 @@ class TreeEnsemble:
                     f"feature_names must be {self.n_features} distinct names; got {list(names)}"
                 )
             object.__setattr__(self, "feature_names", names)
-        fixed = []
-        for tree in self.trees:
-            if tree.boundary is None:
-                b = np.full(tree.n_nodes, np.nan)
-                inner = tree.left >= 0
-                b[inner] = effective_boundary(tree.threshold[inner], self.rule)
-                tree = Tree(tree.feature, tree.threshold, tree.left, tree.right, tree.value, b)
-            fixed.append(tree)
-        object.__setattr__(self, "trees", tuple(fixed))
+        # a malformed tree (a cycle, a child out of range) never reaches a walk
+        check_ensemble_trees(self.trees, self.n_features, self.n_classes, self.aggregation,
+                             self.tree_class, where=f"malformed model ({self.source or 'trees'})")  # fmt: skip
+        object.__setattr__(self, "trees", tuple(self._checked(t) for t in self.trees))
         # per-tree full score vectors (n_nodes, n_classes) in the aggregation's arithmetic
         vals = []
         for k, tree in enumerate(self.trees):
@@ -332,6 +333,20 @@ class TreeEnsemble:
                 v[:, int(self.tree_class[k])] = tree.value[:, 0].astype(dt)
                 vals.append(v)
         object.__setattr__(self, "_leaf_values", tuple(vals))
+
+    def _checked(self, tree: Tree) -> Tree:
+        """Read-only copies of a checked tree's arrays, with its boundaries."""
+        b = tree.boundary
+        if b is None:
+            b = np.full(tree.n_nodes, np.nan)
+            inner = tree.left >= 0
+            b[inner] = effective_boundary(tree.threshold[inner], self.rule)
+        arrays = [np.array(a, dtype=d) for a, d in zip(
+            (tree.feature, tree.threshold, tree.left, tree.right, tree.value, b),
+            (np.int32, np.float64, np.int32, np.int32, np.float64, np.float64), strict=True)]  # fmt: skip
+        for a in arrays:
+            a.setflags(write=False)
+        return Tree(*arrays, n_deleted=tree.n_deleted)
 
     @property
     def n_trees(self) -> int:

@@ -30,6 +30,7 @@ from reliquant.trees.readers.checks import (
     refuse,
     verify_scores,
 )
+from reliquant.trees.readers.lightgbm_text import check_model_text
 from reliquant.trees.structure import Tree, TreeEnsemble
 
 __all__ = ["OBJECTIVES", "accepts", "read"]
@@ -108,6 +109,10 @@ def _tree(k: int, root: dict) -> Tree:
 def read(model) -> TreeEnsemble:
     """A LightGBM classifier (``LGBMClassifier`` or ``Booster``) as a TreeEnsemble."""
     booster, classes = _booster(model)
+    # dump_model and predict walk the trees as LightGBM holds them: check them first
+    check_model_text(
+        booster.model_to_string(), f"malformed model (lightgbm {type(model).__name__})"
+    )
     doc = booster.dump_model()
     objective = str(doc.get("objective", "")).split()
     name = objective[0] if objective else ""

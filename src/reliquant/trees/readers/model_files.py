@@ -13,7 +13,12 @@
   (:data:`SKLEARN_TREE_TYPES`). Anything else (a class of your own, a function, another
   library's object) is refused with a ValueError naming the types, before anything is built.
 
-Every model :func:`reliquant.trees.extract_ensemble` reads can be stored this way.
+Every model :func:`reliquant.trees.extract_ensemble` reads can be stored this way. Its trees
+are checked before the model is returned (:mod:`reliquant.trees.tree_checks`; a LightGBM
+text before LightGBM parses it, :mod:`reliquant.trees.readers.lightgbm_text`): a cycle, a
+child out of range, a feature the model lacks or a non-finite threshold is refused naming
+the file, the tree and the node, never handed to a library whose ``predict`` would loop or
+crash on it.
 
 Public API: :func:`load_model`, :func:`trusted_skops_types`, :data:`MODEL_SUFFIXES`.
 """
@@ -101,8 +106,15 @@ def _load_xgboost(path: Path) -> Any:
 def _load_lightgbm(path: Path) -> Any:
     import lightgbm as lgb
 
+    from reliquant.trees.readers.lightgbm_text import check_model_text
+
     try:
-        return lgb.Booster(model_file=str(path))
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path}: not a LightGBM model file (not text: {err})") from err
+    check_model_text(text, str(path))  # LightGBM's parser trusts it: a bad tree kills the process
+    try:
+        return lgb.Booster(model_str=text)
     except lgb.basic.LightGBMError as err:
         raise ValueError(f"{path}: not a LightGBM model file ({err})") from err
 
@@ -123,5 +135,23 @@ def load_model(path: str | os.PathLike) -> Any:
         raise ValueError(f"{file}: no such model file")
     reader = {"xgboost": _load_xgboost, "lightgbm": _load_lightgbm, "skops": _load_skops}
     model = reader[MODEL_SUFFIXES[suffix]](file)
+    _check_structure(model, file)
     log.info("read %s: %s (sha256 %s)", file, type(model).__name__, file_sha256(file))
     return model
+
+
+def _check_structure(model: Any, file: Path) -> None:
+    """The model's trees checked before anyone walks them (its library's ``predict`` would
+    loop or crash on a malformed one): read by :func:`reliquant.trees.extract_ensemble`,
+    whose :class:`~reliquant.trees.TreeEnsemble` checks every tree before the library is
+    asked for anything. A malformed tree is refused naming the file; a model the readers do
+    not support is left for them to refuse when it is used."""
+    from reliquant.trees.readers.dispatch import extract_ensemble
+    from reliquant.trees.tree_checks import MalformedTreeError
+
+    try:
+        extract_ensemble(model)
+    except MalformedTreeError as err:
+        raise MalformedTreeError(f"{file}: {err}") from err
+    except ValueError:
+        pass

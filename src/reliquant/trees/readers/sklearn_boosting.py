@@ -52,10 +52,10 @@ def _hgb_tree(k: int, nodes: np.ndarray) -> Tree:
     if np.any(nodes["is_categorical"].astype(bool) & ~leaf):
         refuse(f"HistGradientBoostingClassifier tree {k} has a categorical split: not supported")
     return Tree(
-        np.where(leaf, -1, nodes["feature_idx"]).astype(np.int32),
+        np.where(leaf, -1, nodes["feature_idx"].astype(np.int64)),
         np.where(leaf, np.nan, nodes["num_threshold"]).astype(np.float64),
-        np.where(leaf, -1, nodes["left"].astype(np.int64)).astype(np.int32),
-        np.where(leaf, -1, nodes["right"].astype(np.int64)).astype(np.int32),
+        np.where(leaf, -1, nodes["left"].astype(np.int64)),
+        np.where(leaf, -1, nodes["right"].astype(np.int64)),
         np.where(leaf, nodes["value"], 0.0).astype(np.float64)[:, None],
     )
 
@@ -98,15 +98,15 @@ def _gb_init_raw(model, d: int) -> np.ndarray:
 
 def _sk_tree_scaled(est, scale: float) -> Tree:
     t = est.tree_
-    left = t.children_left.astype(np.int32)
-    leaf = left < 0
+    left = np.asarray(t.children_left, dtype=np.int64)  # checked by TreeEnsemble
+    leaf = left == -1  # scikit-learn's TREE_LEAF
     # predict_stages adds ``scale * value`` (double product, then the sum)
     value = np.where(leaf, scale * t.value[:, 0, 0], 0.0)
     return Tree(
-        np.where(leaf, -1, t.feature).astype(np.int32),
+        np.where(leaf, -1, t.feature).astype(np.int64),
         np.where(leaf, np.nan, t.threshold).astype(np.float64),
         left,
-        t.children_right.astype(np.int32),
+        np.asarray(t.children_right, dtype=np.int64),
         value[:, None],
     )
 

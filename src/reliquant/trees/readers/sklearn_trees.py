@@ -41,10 +41,11 @@ def tree_arrays(est, normalise: bool) -> Tree:
             f"multi-output trees are not supported (n_outputs={t.n_outputs}); supported: "
             f"{SUPPORTED}, fitted on a one-dimensional y"
         )
-    left = t.children_left.astype(np.int32)
-    right = t.children_right.astype(np.int32)
-    leaf = left < 0
-    feature = np.where(leaf, -1, t.feature).astype(np.int32)
+    # int64 as stored (no wrap-around): TreeEnsemble checks them before anything walks them
+    left = np.asarray(t.children_left, dtype=np.int64)
+    right = np.asarray(t.children_right, dtype=np.int64)
+    leaf = left == -1  # scikit-learn's TREE_LEAF
+    feature = np.where(leaf, -1, t.feature).astype(np.int64)
     threshold = np.where(leaf, np.nan, t.threshold).astype(np.float64)
     value = np.asarray(t.value[:, 0, :], dtype=np.float64).copy()
     if normalise:  # as DecisionTreeClassifier.predict_proba

@@ -22,6 +22,7 @@ import numpy as np
 
 from reliquant.trees.readers.checks import SUPPORTED, classes_or_range, known_feature_names
 from reliquant.trees.structure import Tree, TreeEnsemble
+from reliquant.trees.tree_checks import MalformedTreeError
 
 __all__ = ["accepts", "parse_base_score", "read"]
 
@@ -73,15 +74,24 @@ def _tree(k: int, tj: dict) -> Tree:
         )
     if any(int(s) != 0 for s in tj.get("split_type", [])):
         raise ValueError(f"tree {k} has a categorical split: not supported")
-    left = np.asarray(tj["left_children"], dtype=np.int32)
-    right = np.asarray(tj["right_children"], dtype=np.int32)
-    leaf = left < 0
+    n = len(tj["left_children"])
+    for key in ("right_children", "split_conditions", "split_indices"):
+        if len(tj[key]) != n:
+            raise MalformedTreeError(
+                f"tree {k}: {key} has {len(tj[key])} entries but left_children {n}: one per node"
+            )
+    # int64 (no wrap-around), checked by TreeEnsemble before anything walks them
+    left = np.asarray(tj["left_children"], dtype=np.int64)
+    right = np.asarray(tj["right_children"], dtype=np.int64)
+    leaf = left == -1  # XGBoost's kInvalidNodeId
     # float32, as XGBoost stores and compares them
     cond = np.asarray(tj["split_conditions"], dtype=np.float32)
-    feature = np.where(leaf, -1, np.asarray(tj["split_indices"], dtype=np.int32)).astype(np.int32)
+    feature = np.where(leaf, -1, np.asarray(tj["split_indices"], dtype=np.int64))
     threshold = np.where(leaf, np.nan, cond.astype(np.float64))
     value = np.where(leaf, cond.astype(np.float64), 0.0)[:, None]
-    return Tree(feature, threshold, left, right, value)
+    # the nodes its pruning deleted stay in the arrays, as leaves no node points to
+    deleted = int(tj["tree_param"].get("num_deleted", "0"))
+    return Tree(feature, threshold, left, right, value, n_deleted=deleted)
 
 
 def read(model) -> TreeEnsemble:
@@ -107,6 +117,7 @@ def read(model) -> TreeEnsemble:
             "multi:softmax): robustness of a label needs a classifier"
         )
     trees = [_tree(k, tj) for k, tj in enumerate(model_json["trees"])]
+    _check_groups(model_json, len(trees), 1 if objective == "binary:logistic" else n_classes)
     base = parse_base_score(params["base_score"])
     if objective == "binary:logistic":
         p = float(base[0])
@@ -132,6 +143,29 @@ def read(model) -> TreeEnsemble:
     )
     _verify_margin(ens, booster, objective)
     return ens
+
+
+def _check_groups(model_json: dict, n_trees: int, n_groups: int) -> None:
+    """``tree_info`` (the output each tree adds to) and ``iteration_indptr`` as XGBoost's
+    ``predict`` indexes with them: one group ``0 .. n_groups-1`` per tree, iterations that
+    cover the trees in order (an edited file otherwise corrupts its memory)."""
+    info = np.asarray(model_json.get("tree_info", []), dtype=np.int64)
+    if info.shape != (n_trees,) or np.any((info < 0) | (info >= n_groups)):
+        raise MalformedTreeError(
+            f"tree_info {info.tolist()[:10]} must give each of the {n_trees} trees an output "
+            f"0 .. {n_groups - 1}"
+        )
+    indptr = np.asarray(model_json.get("iteration_indptr", [0, n_trees]), dtype=np.int64)
+    if (
+        indptr.ndim != 1
+        or indptr.size < 1
+        or indptr[0] != 0
+        or indptr[-1] != n_trees
+        or np.any(np.diff(indptr) < 0)
+    ):
+        raise MalformedTreeError(
+            f"iteration_indptr {indptr.tolist()[:10]} must rise from 0 to the {n_trees} trees"
+        )
 
 
 def _verify_margin(ens: TreeEnsemble, booster, objective: str) -> None:
