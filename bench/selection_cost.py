@@ -4,6 +4,10 @@ from a timed fraction of it, scaled, and checked against the splits a run measur
     python bench/selection_cost.py [--tables authent ...] [--measured benchmarks/named/compare]
                                    [--out results/docs/compare_selection_cost_timings.md]
 
+or as the named target ``snakemake --cores 1 compare_selection_cost`` (every table of
+``compare.selection.datasets``, the split jobs of ``benchmarks/named/compare`` read back),
+which writes the generated block ``compare_selection_cost_timings`` of docs/compare.md.
+
 One split of ``compare_selection`` costs about as much as its three grid searches
 (``GridSearchCV(cv=5)`` over the config grids of ``compare.logratio_protocol.models``, then a
 refit): ``sum_models (5 P_m + 1)`` fits, ``P_m`` the grid's points (DESlib's four methods and
@@ -75,19 +79,11 @@ def measured_wall(folder: Path, table: str) -> tuple[float, int]:
     return (float(np.median(seconds)), len(seconds)) if seconds else (float("nan"), 0)
 
 
-def main() -> None:
-    config = yaml.safe_load((REPO / "config.yaml").read_text())
-    selection = config["compare"]["selection"]
-    models = config["compare"]["logratio_protocol"]["models"]
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--tables", nargs="+", default=selection["datasets"])
-    parser.add_argument("--measured", type=Path, default=None)
-    parser.add_argument(
-        "--out", type=Path, default=REPO / "results/docs/compare_selection_cost_timings.md"
-    )
-    args = parser.parse_args()
+def cost_report(tables: list[str], measured: Path | None, selection: dict, models: dict) -> str:
+    """The markdown report: per table the estimate, and the measured median where a run left
+    split jobs under ``measured``."""
     rows = []
-    for table in args.tables:
+    for table in tables:
         frame = read_benchmark_csv(REPO / f"data/raw/benchmarks/{table}.csv.gz")
         y = frame[BENCHMARK_CLASS].to_numpy()
         x = frame.drop(columns=[BENCHMARK_CLASS]).to_numpy(dtype=np.float64)
@@ -95,17 +91,16 @@ def main() -> None:
         fraction = fraction_seconds(x, y, models, selection)
         timed = time.perf_counter() - start
         wall = split_estimate(fraction) / 2
-        got, n = measured_wall(args.measured, table) if args.measured else (float("nan"), 0)
+        got, n = measured_wall(measured, table) if measured else (float("nan"), 0)
         rows.append({"table": table, "rows": len(y), "timed_s": timed, "wall_estimate_s": wall,
                      "measured_s": got, "n_measured": n})  # fmt: skip
         print(f"{table}: timed {timed:.1f} s, one split about {wall:.0f} s", flush=True)
-    table = pd.DataFrame(rows)
-    total = table["wall_estimate_s"].sum()
+    total = sum(r["wall_estimate_s"] for r in rows)
     lines = [
         f"One split of the dynamic-selection protocol per benchmark table, estimated from a "
         f"timed fraction (bench/selection_cost.py: two grid points per model on one fold, "
-        f"scaled; {table['timed_s'].sum():.0f} s of timing in all), on {platform.node()} "
-        f"({platform.machine()}), {time.strftime('%Y-%m-%d')}.",
+        f"scaled; {sum(r['timed_s'] for r in rows):.0f} s of timing in all), on "
+        f"{platform.node()} ({platform.machine()}), {time.strftime('%Y-%m-%d')}.",
         "",
         "| data set | rows | one split, estimated (s) | measured, median (s) | splits measured "
         "| measured / estimated |",
@@ -113,9 +108,9 @@ def main() -> None:
     ]
     for r in rows:
         ratio = r["measured_s"] / r["wall_estimate_s"] if r["n_measured"] else float("nan")
-        measured = f"{r['measured_s']:.0f}" if r["n_measured"] else "-"
+        measured_s = f"{r['measured_s']:.0f}" if r["n_measured"] else "-"
         ratio_s = f"{ratio:.2f}" if r["n_measured"] else "-"
-        lines.append(f"| {r['table']} | {r['rows']:,} | {r['wall_estimate_s']:.0f} | {measured} "
+        lines.append(f"| {r['table']} | {r['rows']:,} | {r['wall_estimate_s']:.0f} | {measured_s} "
                      f"| {r['n_measured']} | {ratio_s} |")  # fmt: skip
     lines += [
         "",
@@ -123,10 +118,37 @@ def main() -> None:
         f"({len(rows)} tables x 2 settings x {selection['n_splits']} splits) about "
         f"{total * 2 * selection['n_splits'] / 3600:.1f} hours of 2-core job time.",
     ]
+    return "\n".join(lines) + "\n"
+
+
+def _config() -> dict:
+    return yaml.safe_load((REPO / "config.yaml").read_text())["compare"]
+
+
+if __name__ == "__main__" and "snakemake" in globals():
+    from reliquant.core.runlog import start_job
+
+    start_job(snakemake.log[0], "compare")  # noqa: F821
+    compare = snakemake.config["compare"]  # noqa: F821
+    report = cost_report(
+        list(compare["selection"]["datasets"]),
+        Path("benchmarks/named/compare"),
+        compare["selection"],
+        compare["logratio_protocol"]["models"],
+    )
+    write_text(report, snakemake.output.block)  # noqa: F821
+elif __name__ == "__main__":
+    compare = _config()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", nargs="+", default=compare["selection"]["datasets"])
+    parser.add_argument("--measured", type=Path, default=None)
+    parser.add_argument(
+        "--out", type=Path, default=REPO / "results/docs/compare_selection_cost_timings.md"
+    )
+    args = parser.parse_args()
+    text = cost_report(
+        args.tables, args.measured, compare["selection"], compare["logratio_protocol"]["models"]
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    write_text("\n".join(lines) + "\n", args.out)
-    print("\n".join(lines))
-
-
-if __name__ == "__main__":
-    main()
+    write_text(text, args.out)
+    print(text)

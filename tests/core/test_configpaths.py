@@ -55,6 +55,8 @@ NOT_A_PATH = {
     "custom.*.target": "a column name of the case's tables",
     "custom.*.columns.*": "column names of the samples table",
     "custom.*.categories.*.*": "values of a column",
+    "compare.certified.comparator": "a score name (checked against the compare tables' scores)",
+    "compare.certified.datasets.*.comparator": "a score name, per data set",
 }
 
 

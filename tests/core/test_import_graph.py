@@ -48,8 +48,6 @@ LONG_MODULES = {
     "reliquant.trees.kernel.compiled": "numba: compiled code in one file",
     "reliquant.pmnist.fused.compiled": "numba: compiled code in one file",
     # TEMPORARY: being split on another branch
-    "reliquant.compare.verdict": "being split on another branch",
-    "reliquant.compare.all_scores": "being split on another branch",
     "reliquant.trees.anytime": "being split on another branch",
 }
 

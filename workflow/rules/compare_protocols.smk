@@ -290,3 +290,27 @@ rule compare_which_score_stability:
         ENV_CORE
     script:
         "../../bench/which_score.py"
+
+
+# ---- the dynamic-selection protocol's cost per table (not in the default run) --------------
+# bench/selection_cost.py: one split of every table of compare.selection.datasets estimated
+# from a timed fraction (two grid points per model on one fold, scaled), beside the split
+# jobs a run of compare_selection measured. A named target: `snakemake --cores 1
+# compare_selection_cost`; it writes the generated block compare_selection_cost_timings.
+rule compare_selection_cost:
+    output:
+        block="results/docs/compare_selection_cost_timings.md",
+    params:
+        code=COMPARE_CODE,
+    log:
+        "logs/compare/selection_cost.log",
+    benchmark:
+        "benchmarks/named/compare/selection_cost.tsv"
+    threads: 1
+    resources:
+        mem_mb=3000,
+        runtime=60,
+    conda:
+        ENV_CORE
+    script:
+        "../../bench/selection_cost.py"

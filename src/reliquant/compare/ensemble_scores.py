@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import entr
 
 from reliquant.compare.probability_scores import DEFAULT_SUM_TOL, check_probabilities
 
@@ -99,6 +98,8 @@ def negative_mutual_information(
 
     clipped at 0 from below against rounding (module docstring)."""
     p = check_member_probabilities(member_proba, sum_tol=sum_tol)
+    from scipy.special import entr  # here: the package loads no scipy
+
     total = entr(p.mean(axis=0)).sum(axis=1)
     expected = entr(p).sum(axis=2).mean(axis=0)
     return -np.maximum(total - expected, 0.0)

@@ -83,8 +83,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import xlogy
-from scipy.stats import rankdata
 
 from reliquant.core.arguments import check_real
 from reliquant.core.rejection import check_score_inputs
@@ -195,6 +193,8 @@ def e_aurc(score: ArrayLike, correct: ArrayLike, *, optimal: str = "analytic") -
     s, c = check_score_inputs(score, correct)
     if optimal == "analytic":
         err = float(np.mean(~c))
+        from scipy.special import xlogy  # here: the package loads no scipy
+
         best = err + float(xlogy(1.0 - err, 1.0 - err))
     else:
         best = _perfect_aurc(c)
@@ -215,6 +215,8 @@ def auroc_f(score: ArrayLike, correct: ArrayLike) -> float:
     n_wrong = c.size - n_correct
     if n_correct == 0 or n_wrong == 0:
         return float("nan")
+    from scipy.stats import rankdata  # here: the package loads no scipy
+
     ranks = rankdata(s)  # average ranks: a tie counts one half
     u = ranks[c].sum() - n_correct * (n_correct + 1) / 2.0
     return float(u / (n_correct * n_wrong))

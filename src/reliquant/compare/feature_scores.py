@@ -68,13 +68,16 @@ Public API: :class:`TrustScore`, :func:`fit_trust_score`, :class:`MahalanobisSco
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
-from sklearn.neighbors import NearestNeighbors
 
 from reliquant.core.arguments import check_int, check_real
 from reliquant.core.progress import progress_bar
+
+if TYPE_CHECKING:
+    from sklearn.neighbors import NearestNeighbors
 
 __all__ = [
     "KNNDistance",
@@ -87,6 +90,14 @@ __all__ = [
 
 #: Rows scored per nearest-neighbour query (bounds the distance matrix in memory).
 _CHUNK = 2048
+
+
+def _neighbors(k: int) -> NearestNeighbors:
+    """An exact k-nearest-neighbour index (scikit-learn's, imported here: the package loads no
+    sklearn)."""
+    from sklearn.neighbors import NearestNeighbors
+
+    return NearestNeighbors(n_neighbors=k)
 
 
 def _check_features(x: ArrayLike, name: str, n_features: int | None = None) -> np.ndarray:
@@ -243,10 +254,10 @@ def fit_trust_score(
     for c in progress_bar(range(classes.size), desc="trust score: fit", progress=progress):
         points = x[y == c]
         if alpha > 0:
-            radii = NearestNeighbors(n_neighbors=k).fit(points).kneighbors(points)[0][:, -1]
+            radii = _neighbors(k).fit(points).kneighbors(points)[0][:, -1]
             points = points[radii <= np.percentile(radii, 100.0 * (1.0 - alpha))]
         kept.append(points)
-        indexes.append(NearestNeighbors(n_neighbors=1).fit(points))
+        indexes.append(_neighbors(1).fit(points))
     return TrustScore(classes, tuple(kept), alpha, k, min_dist, tuple(indexes))
 
 
@@ -348,4 +359,4 @@ def fit_knn_distance(X_train: ArrayLike, *, k: int = 50, normalize: bool = True)
             f"k must be at most the number of training rows ({x.shape[0]}); got k = {k}"
         )
     z = _prepare(x, bool(normalize), "X_train")
-    return KNNDistance(k, bool(normalize), z, NearestNeighbors(n_neighbors=k).fit(z))
+    return KNNDistance(k, bool(normalize), z, _neighbors(k).fit(z))

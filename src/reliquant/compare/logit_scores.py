@@ -58,7 +58,6 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import logsumexp
 
 from reliquant.compare.probability_scores import DEFAULT_SUM_TOL, check_probabilities
 from reliquant.core.arguments import check_real
@@ -128,6 +127,8 @@ def energy_score(logits: ArrayLike, *, temperature: float = 1.0) -> np.ndarray:
     c``, so it too depends on the constant a softmax ignores.
     """
     t = check_real(temperature, "temperature", low=0.0, low_open=True)
+    from scipy.special import logsumexp  # here: the package loads no scipy
+
     return t * logsumexp(check_logits(logits) / t, axis=1)
 
 
