@@ -47,8 +47,6 @@ LONG_MODULES = {
     # answer). Their Python callers live in the sibling modules.
     "reliquant.trees.kernel.compiled": "numba: compiled code in one file",
     "reliquant.pmnist.fused.compiled": "numba: compiled code in one file",
-    # TEMPORARY: being split on another branch
-    "reliquant.trees.anytime": "being split on another branch",
 }
 
 

@@ -265,11 +265,11 @@ def test_fixed_look_gives_the_clopper_pearson_interval(forest, data):
 def test_planned_draws_reach_the_half_width(p):
     """The fixed look's plan: at the planned draws the Clopper-Pearson half-width (with the
     pilot's share as the truth) is at most the target, and not far below it."""
-    from reliquant.trees.anytime import _draws_for
+    from reliquant.trees.sampling_phase import draws_for
     from reliquant.trees.monte_carlo import clopper_pearson
 
     target, alpha = 2.5e-4, 0.04
-    n = int(_draws_for(p, 10**9, target, alpha))  # a pilot this long: q = p
+    n = int(draws_for(p, 10**9, target, alpha))  # a pilot this long: q = p
     lo, hi = clopper_pearson(round(p * n), n, 1 - alpha)
     assert (hi - lo) / 2 <= target
     m = int(n / 1.5)

@@ -37,6 +37,8 @@ kernel        (package) the numba kernel that draws bins, evaluates live trees a
 kernel_cache  every numba kernel compiled in one go, once per machine (rule trees_kernels)
 confidence    an anytime-valid confidence sequence for a Bernoulli mean (betting)
 anytime       robustness(): certify first, sample the undecided part, stop at a budget
+sampling_phase  robustness()'s sampling phase: the timing pilot, draws for a half-width,
+              sampling until the half-width, the deadline or the draw budget
 budget        what bounds a call: a fixed amount of work by default (reproducible), a time
               budget on request, and the accounting of a timed call
 monte_carlo   the Monte Carlo baseline with a Clopper-Pearson interval

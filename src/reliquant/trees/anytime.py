@@ -78,7 +78,6 @@ from numbers import Integral, Real
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from reliquant.core.progress import progress_bar
 from reliquant.core.seeding import block_int_seed
@@ -93,14 +92,24 @@ from reliquant.trees.budget import (
     resolve_budget,
     row_budgets,
 )
-from reliquant.trees.confidence import mixture_interval, tuned_rho
 from reliquant.trees.engine import EngineResult, exact_robustness, root_box
 from reliquant.trees.inputs import match_features, noise_in_model_order, noise_spec
 from reliquant.trees.kernel import chunk_seeds, compile_for, count_agree
 from reliquant.trees.leaf_tables import LeafTables
-from reliquant.trees.monte_carlo import clopper_pearson
 from reliquant.trees.plan import build_plan
 from reliquant.trees.readers import extract_ensemble
+from reliquant.trees.sampling_phase import (
+    CHUNK,
+    PILOT_STREAM,
+    ROUND_CHUNKS,
+    SEQ_SHARE,
+    TIME_SHARE,
+    draws_for,
+    pilot_answer,
+    run_pilot,
+    sample_until,
+    sampling_pieces,
+)
 from reliquant.trees.structure import TreeEnsemble
 
 __all__ = [
@@ -127,12 +136,7 @@ STOP_REASONS = ("exact", "half_width", "time_budget", "max_draws")
 #: ``RobustnessResult.status``: exact (certified gap <= tol), sampled (draws made), or
 #: bounds_only (no draw could be made: the certified bounds are the answer, estimate NaN).
 STATUSES = ("exact", "sampled", "bounds_only")
-CHUNK = 4096  # draws per kernel chunk (one random stream each)
-ROUND_CHUNKS = 32  # chunks between looks in deterministic mode
-SEQ_SHARE = 0.2  # share of 1 - confidence for the confidence sequence (the rest: the fixed look)
-TIME_SHARE = 0.85  # the fixed look is planned at this share of the draws the time left allows
 STRATIFY_BELOW = 0.7  # certified gap below which the pending boxes are sampled as strata
-PILOT_STREAM = 0x5DEECE66D  # the pilot's seed offset
 #: Below this budget (s) plain draws cover the whole space, whose sampling plan is built once
 #: per model (cached), instead of the sample's root box, whose plan is built per sample
 #: (linear in the model's size: a tenth of a second for 100 deep trees).
@@ -226,138 +230,6 @@ def _check_arguments(time_budget, confidence, tol, half_width, certify_fraction,
         _number("max_boxes", max_boxes, low=0, low_open=False, integer=True)
 
 
-def _pilot_answer(pilot, pieces: tuple, confidence: float) -> tuple[float, float, float, int]:
-    """``(ci_low, ci_high, estimate, n)`` from the pilot's plain draws alone, when the budget
-    ran out before a counted draw: the mixture confidence sequence at the whole ``1 -
-    confidence`` (valid at any number of draws, so also at a stop the timing chose), mapped
-    to R by the plain ``pieces`` and intersected with the certified bounds."""
-    _, share, n = pilot
-    s = round(share * n)
-    alpha = 1.0 - confidence
-    p_lo, p_hi = mixture_interval(s, n, alpha, tuned_rho(n, alpha))
-    scale, base, extra, cert_lo, cert_hi, _ = pieces
-    ci_high = min(cert_hi, base + scale * p_hi + extra)
-    ci_low = min(max(cert_lo, base + scale * p_lo), ci_high)
-    estimate = min(max(base + (scale + extra) * (s / n), ci_low), ci_high)
-    return ci_low, ci_high, estimate, n
-
-
-def _pilot(plan, seed: int) -> tuple[float, float, int]:
-    """(draws/s, share kept, draws) of two chunks on a stream of their own (discarded: no
-    counted draw is seen before the sampling phase's plan is fixed)."""
-    tw = time.perf_counter()
-    kept = count_agree(plan, chunk_seeds(seed ^ PILOT_STREAM, 0, 2), CHUNK, 2 * CHUNK)
-    rate = 2 * CHUNK / max(time.perf_counter() - tw, 1e-9)
-    return rate, float(kept.sum()) / (2 * CHUNK), 2 * CHUNK
-
-
-def _draws_for(p: float, n_pilot: int, half_width: float, alpha: float) -> float:
-    """Draws a Clopper-Pearson interval at level ``1 - alpha`` needs for ``half_width`` when
-    the pilot saw a share ``p`` of ``n_pilot`` draws: the root ``n`` of
-    ``z sqrt(q (1 - q) / n) + log(2 / alpha) / (2 n) = half_width`` (the normal width plus
-    the all-kept term that rules near 0 and 1), with ``q`` = p moved one standard error
-    towards 1/2, plus 10 %. (Too few draws planned only cost width: the sampling goes on
-    with the confidence sequence.)"""
-    if half_width <= 0:
-        return np.inf
-    se = np.sqrt(p * (1 - p) / n_pilot)
-    q = 0.5 - max(abs(p - 0.5) - se, 0.0)
-    z, ell = float(stats.norm.isf(alpha / 2)), float(np.log(2 / alpha))
-    b = z * np.sqrt(q * (1 - q))
-    root = (-b + np.sqrt(b * b + 2 * ell * half_width)) / ell  # 1 / sqrt(n)
-    return 1.1 / root**2
-
-
-def _sampling_phase(plan, pieces, *, deadline, confidence, half_width, seed, max_draws, pilot):
-    """Draw until the half-width, the deadline or ``max_draws``; returns the interval pieces.
-
-    ``pieces`` = (scale P, base, extra o, cert_lo, cert_hi, stratified): the interval for
-    the sampled share ``p`` maps to R as in the module docstring. Two intervals for ``p``,
-    valid together at ``confidence`` (union bound): the mixture confidence sequence at
-    ``alpha_seq = SEQ_SHARE * alpha``, valid at every look, and a Clopper-Pearson interval at
-    ``alpha - alpha_seq`` at one look ``n_final`` fixed before any counted draw (from the
-    pilot's rate and share: the draws that reach the half-width, or that the time left
-    allows). Stopping before ``n_final`` uses the sequence; from ``n_final`` on, the
-    intersection of both (close to a fixed-size interval, about 1.5 times narrower than the
-    sequence alone). With ``deadline = inf`` (deterministic mode) ``n_final = max_draws``
-    and rounds have a fixed size, so the looks, the stop and the interval depend on the
-    seed only, never on timing."""
-    scale, base, extra, cert_lo, cert_hi, stratified = pieces
-    alpha = 1.0 - confidence
-    a_seq, a_fix = SEQ_SHARE * alpha, (1.0 - SEQ_SHARE) * alpha
-    timed = bool(np.isfinite(deadline))
-    target = (half_width - extra / 2.0) / scale if scale > 0 else np.inf  # for p
-    rate, p_pilot, n_pilot = pilot
-    if timed:
-        n_time = TIME_SHARE * rate * max(deadline - time.perf_counter(), 0.0)
-        n_final = min(n_time, _draws_for(p_pilot, n_pilot, target, a_fix))
-        n_final = int(
-            max(n_final, CHUNK) if max_draws is None else min(max(n_final, CHUNK), max_draws)
-        )
-    else:
-        n_final = int(max_draws)
-    rho = tuned_rho(n_final, a_seq)
-    s = n = 0
-    p_lo, p_hi = 0.0, 1.0
-    fix_lo, fix_hi = 0.0, 1.0
-    stop, next_chunk, m = "time_budget", 0, 2
-    while True:
-        left = deadline - time.perf_counter()
-        if timed:  # looks: 2, 4, 8, ... chunks, at most 0.25 s of draws, none past n_final
-            m = max(1, min(m, int(rate * min(0.25, max(left, 0.0) / 2) // CHUNK)))
-        else:
-            m = ROUND_CHUNKS
-        total = m * CHUNK
-        if n < n_final:
-            total = min(total, n_final - n)
-        if max_draws is not None:
-            total = min(total, max_draws - n)
-        if total <= 0 or left <= 0 or (timed and min(total, CHUNK) / rate > left):
-            stop = "time_budget" if total > 0 else "max_draws"  # no round ends past the deadline
-            break
-        chunks = -(-total // CHUNK)
-        t_round = time.perf_counter()
-        counts = count_agree(plan, chunk_seeds(seed, next_chunk, chunks), CHUNK, total)
-        t_round = time.perf_counter() - t_round
-        if timed and t_round > 0.01:  # the machine may be slower now: size rounds on it
-            rate = total / t_round
-        next_chunk += chunks
-        s += int(counts.sum())
-        n += total
-        m *= 2
-        lo, hi = mixture_interval(s, n, a_seq, rho)
-        p_lo, p_hi = max(p_lo, lo), min(p_hi, hi)  # running intersection
-        if n == n_final:
-            fix_lo, fix_hi = clopper_pearson(s, n, 1.0 - a_fix) if n else (0.0, 1.0)
-        lo_all, hi_all = max(p_lo, fix_lo), min(p_hi, fix_hi)
-        if scale * (hi_all - lo_all) / 2.0 + extra / 2.0 <= half_width:
-            stop = "half_width"
-            break
-        if time.perf_counter() >= deadline:
-            break
-    p_lo, p_hi = max(p_lo, fix_lo), min(p_hi, fix_hi)
-    # R = lower + P p + theta o = upper - P (1 - p) - (1 - theta) o  (module docstring)
-    ci_low = max(cert_lo, base + scale * p_lo)
-    ci_high = min(cert_hi, base + scale * p_hi + extra)  # = upper - P (1 - p_hi) for strata
-    ci_low = min(ci_low, ci_high)
-    if n == 0:  # nothing drawn: the certified bounds are the answer (status bounds_only)
-        return ci_low, ci_high, math.nan, n, stop
-    estimate = min(max(base + (scale + extra) * (s / n), ci_low), ci_high)
-    return ci_low, ci_high, estimate, n, stop
-
-
-def _pieces(eng, stratified: bool, outside: float) -> tuple:
-    """(scale, base, extra, cert_lo, cert_hi, stratified) of the sampling phase: strata of
-    the pending boxes, or plain draws inside a box outside which lies the mass ``outside``
-    (``R = (1 - o) p + theta o``; the whole space: ``o = 0``)."""
-    if stratified:
-        pend = eng.pending
-        return float(pend.mass.sum()), eng.lower, eng.outside_mass, eng.lower, eng.upper, True
-    cert_lo = max(0.0, eng.lower - eng.mass_error)
-    cert_hi = min(1.0, eng.upper + eng.mass_error)
-    return 1.0 - outside, 0.0, outside, cert_lo, cert_hi, False
-
-
 def _plain_region(ens, noise, tol: float, independent: bool) -> tuple:
     """(root_lo, root_hi, outside mass) of plain draws: the engine's root box (all but
     ``tol / 2`` of the mass, edges at split boundaries, :func:`reliquant.trees.engine.root_box`)
@@ -378,7 +250,7 @@ def _uncertified(ens: TreeEnsemble, noise, y: int, tol: float, tables: bool = Tr
     and its live trees in the root box (:class:`reliquant.trees.leaf_tables.LeafTables`;
     ``tables=False``: not counted, 0, for a timed call with no time left to build them).
     The engine would also integrate the root box's mass (one QMC integral); here that mass
-    only widens ``[0, 1]`` by its error, which :func:`_pieces` clips back to ``[0, 1]``, so
+    only widens ``[0, 1]`` by its error, which :func:`sampling_pieces` clips back to ``[0, 1]``, so
     the mass fields are left at 0 and the result is the same."""
     n_active = n_live = 0  # without ``tables`` (a timed call out of time): not counted
     if tables:
@@ -468,10 +340,10 @@ def robustness(
         limits = {"max_boxes": max_boxes}
     else:
         tp = time.perf_counter()
-        pilot = plain_pilot = _pilot(plain, seed)
+        pilot = plain_pilot = run_pilot(plain, seed)
         clock.pilot = time.perf_counter() - tp
         alpha = (1.0 - SEQ_SHARE) * (1.0 - confidence)
-        t_plain = _draws_for(pilot[1], pilot[2], half_width, alpha) / pilot[0]
+        t_plain = draws_for(pilot[1], pilot[2], half_width, alpha) / pilot[0]
         warmup = min(0.05 * time_budget, max(0.5 * t_plain, 0.005 * time_budget))
         te = time.perf_counter()
         t_cert = min(certify_fraction * time_budget, clock.deadline - te)
@@ -507,17 +379,17 @@ def robustness(
         plan = build_plan(ens, bound, y, pend.root_lo, pend.root_hi, strata)
         clock.compiled(compile_for(plan))
         if not deterministic:
-            pilot = _pilot(plan, seed)
-    pieces = _pieces(eng, stratified, outside)
-    ci_low, ci_high, est, n, stop = _sampling_phase(
+            pilot = run_pilot(plan, seed)
+    pieces = sampling_pieces(eng, stratified, outside)
+    ci_low, ci_high, est, n, stop = sample_until(
         plan, pieces, deadline=clock.deadline, confidence=confidence, half_width=half_width,
         seed=seed, max_draws=max_draws, pilot=pilot,
     )  # fmt: skip
     lo, hi = pieces[3], pieces[4]
     if n == 0 and not deterministic:  # the budget was spent before a counted draw
-        pieces = _pieces(eng, False, outside)
+        pieces = sampling_pieces(eng, False, outside)
         lo, hi = pieces[3], pieces[4]
-        ci_low, ci_high, est, n = _pilot_answer(plain_pilot, pieces, confidence)
+        ci_low, ci_high, est, n = pilot_answer(plain_pilot, pieces, confidence)
         plan, stop = plain, "time_budget"
     exact = hi - lo <= tol
     status = "exact" if exact else "sampled" if n else "bounds_only"
