@@ -265,8 +265,8 @@ def test_fixed_look_gives_the_clopper_pearson_interval(forest, data):
 def test_planned_draws_reach_the_half_width(p):
     """The fixed look's plan: at the planned draws the Clopper-Pearson half-width (with the
     pilot's share as the truth) is at most the target, and not far below it."""
-    from reliquant.trees.sampling_phase import draws_for
     from reliquant.trees.monte_carlo import clopper_pearson
+    from reliquant.trees.sampling_phase import draws_for
 
     target, alpha = 2.5e-4, 0.04
     n = int(draws_for(p, 10**9, target, alpha))  # a pilot this long: q = p
