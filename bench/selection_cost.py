@@ -23,8 +23,6 @@ a run of ``compare_selection`` left (their ``benchmark:`` files) are read back, 
 gives measured / estimated for each table that has them: how far the scaling can be trusted.
 """
 
-from __future__ import annotations
-
 import argparse
 import platform
 import time
