@@ -153,5 +153,5 @@ def _check_structure(model: Any, file: Path) -> None:
         extract_ensemble(model)
     except MalformedTreeError as err:
         raise MalformedTreeError(f"{file}: {err}") from err
-    except ValueError:
+    except Exception:  # unsupported or unreadable: the readers say why when it is used
         pass
