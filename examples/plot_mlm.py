@@ -13,10 +13,8 @@ from reliquant.mlm import misclassification_likelihood
 
 X, y = load_digits(return_X_y=True)
 model = LogisticRegression(max_iter=1000).fit(X[:1200] / 16, y[:1200])
-softmax, train = model.predict_proba(X[1200:] / 16), model.predict_proba(X[:1200] / 16)
-mlm = misclassification_likelihood(
-    softmax, y[1200:], reference_softmax=train, reference_labels=y[:1200]
-)  # centroids (eq. 3): training set
+p, ref = model.predict_proba(X[1200:] / 16), model.predict_proba(X[:1200] / 16)
+mlm = misclassification_likelihood(p, y[1200:], reference_softmax=ref, reference_labels=y[:1200])
 scores = mlm.to_frame()  # true, predicted, distance, likelihood
 
 # %%

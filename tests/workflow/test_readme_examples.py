@@ -116,7 +116,7 @@ def test_python_example_runs_and_gives_what_it_says(code):
         # the centroids come from the reference (training) set, as in the paper (eq. 3): the
         # mean softmax of its correctly classified examples of each class
         assert "reference_softmax=" in code and "reference_labels=" in code
-        train, labels = namespace["train"], namespace["y"][:1200]
+        train, labels = namespace["ref"], namespace["y"][:1200]
         right = train.argmax(axis=1) == labels
         means = np.stack([train[right & (labels == c)].mean(axis=0) for c in range(k)])
         np.testing.assert_allclose(namespace["mlm"].class_means, means, atol=1e-12)
