@@ -30,11 +30,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 from sklearn.model_selection import ParameterGrid, StratifiedKFold
 
 from reliquant.compare.reproduction.logratio_protocol import protocol_estimator
 from reliquant.compare.reproduction.selection_protocol import selection_split
+from reliquant.core.config import load_config
 from reliquant.core.datasets import BENCHMARK_CLASS, read_benchmark_csv
 from reliquant.core.io import write_text
 
@@ -120,7 +120,7 @@ def cost_report(tables: list[str], measured: Path | None, selection: dict, model
 
 
 def _config() -> dict:
-    return yaml.safe_load((REPO / "config.yaml").read_text())["compare"]
+    return load_config(REPO / "config.yaml")["compare"]
 
 
 if __name__ == "__main__" and "snakemake" in globals():
