@@ -38,7 +38,13 @@ CHANGED_PARAM_RULES = {
 #: Rules downstream of every experiment that may rerun with it (cross-paper summary, all).
 SUMMARY_RULES = {"report_summary", "docs_blocks", "docs_check", "all"}
 #: The compare topic's jobs that read the nbc topic's outputs (rerun after an nbc change).
-COMPARE_AFTER_NBC = {"compare_nbc", "compare_evaluate", "compare_figures", "compare_paper"}
+COMPARE_AFTER_NBC = {
+    "compare_nbc",
+    "compare_evaluate",
+    "compare_figures",
+    "compare_paper",
+    "compare_certified",
+}
 #: Paper packages whose code the compare topic imports (workflow/rules/compare.smk).
 COMPARE_IMPORTS = {"mlm", "nbc", "trees"}
 
