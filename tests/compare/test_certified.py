@@ -179,4 +179,43 @@ def test_generated_blocks(result):
     summary = certified_summary(table, delta=0.1, confidence=0.95)
     claims = certified_claims(table, confidence=0.95)
     blocks = certified_blocks(summary, claims)
-    assert blocks == {"compare_certified": certified_markdown(summary, claims, delta=0.1)}
+    assert blocks["compare_certified"] == certified_markdown(summary, claims, delta=0.1)
+    assert set(blocks) == {"compare_certified", "readme_certified"}
+    readme = blocks["readme_certified"]
+    counts = claims["verdict"].value_counts()
+    assert f"better than its comparator on {counts.get('robustness', 0)} of {len(claims)}" in readme
+    assert f"worse on {counts.get('uncertainty', 0)}," in readme
+
+
+def test_lowest_certifiable_risk_is_the_zero_error_bound_and_no_certificate_beats_it():
+    """``1 - delta ** (1 / n)`` in closed form; and no certificate of either method, on
+    calibration sets of ``n`` predictions with or without errors and ties, carries a lower
+    bound (a target below it is out of reach)."""
+    from reliquant.compare import certify_threshold
+    from reliquant.compare.reproduction.certified import lowest_certifiable_risk
+
+    n = np.array([8, 42, 60, 500])
+    assert lowest_certifiable_risk(n, 0.1) == pytest.approx(1 - 0.1 ** (1 / n))
+    rng = np.random.default_rng(3)
+    for size in (8, 42, 60):
+        floor = float(lowest_certifiable_risk(size, 0.1))
+        for _ in range(20):
+            score = rng.integers(0, rng.integers(1, size + 1), size).astype(float)
+            correct = rng.random(size) < 0.97
+            for method in ("sgr", "ltt"):
+                cert = certify_threshold(score, correct, risk=0.999, delta=0.1, method=method)
+                assert not cert.certified or cert.bound >= floor - 1e-12, (size, method, cert)
+
+
+def test_the_answer_table_names_the_calibration_size_and_its_floor(result):
+    """A data set whose calibration parts cannot certify the target reads as such: its
+    row carries the calibration size and the lowest certifiable risk."""
+    from reliquant.compare.reproduction.certified import lowest_certifiable_risk
+
+    _, table = result
+    summary = certified_summary(table, delta=0.1, confidence=0.95)
+    n = int(table["n_calibration"].min())
+    assert (summary["n_calibration"] == n).all()
+    text = certified_markdown(summary, certified_claims(table, confidence=0.95), delta=0.1)
+    floor = 100 * float(lowest_certifiable_risk(n, 0.1))
+    assert f"| {n} ({floor:.1f} %) |" in text

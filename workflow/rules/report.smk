@@ -45,6 +45,7 @@ DOC_BLOCKS = [
     "compare_noise",
     "compare_hybrid",
     "compare_certified",
+    "readme_certified",
 ]
 DOC_PAGES = [
     "README.md",

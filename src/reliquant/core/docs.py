@@ -211,6 +211,7 @@ DOC_FIGURES = {
     "docs/figures/mlm_figure5.png": "results/figures/mlm/figure5_accuracy_by_level.png",
     "docs/figures/compare_rejection_curves.png": "results/figures/compare/rejection_curves.png",
     "docs/figures/compare_forest.png": "results/figures/compare/forest.png",
+    "docs/figures/compare_certified.png": "results/figures/compare/certified.png",
 }
 
 

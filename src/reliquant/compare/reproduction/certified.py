@@ -34,7 +34,8 @@ their promise (violation interval reaching down to ``delta``).
 Public API: :data:`CERTIFIED_SCHEMA`, :data:`CERTIFIED_SUMMARY_SCHEMA`,
 :data:`CERTIFIED_CLAIMS_SCHEMA`, :func:`check_certified`, :func:`certified_settings`,
 :func:`certified_table`, :func:`certified_summary`, :func:`certified_claims`,
-:func:`certified_answers`, :func:`certified_markdown`, :func:`certified_blocks`,
+:func:`certified_answers`, :func:`certified_markdown`, :func:`certified_readme`,
+:func:`certified_blocks`, :func:`lowest_certifiable_risk`,
 :func:`certified_figure`.
 """
 
@@ -47,8 +48,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+from numpy.typing import ArrayLike
 
-from reliquant.compare import certify_rows, clopper_pearson_interval, family_verdict, paired_t
+from reliquant.compare import (
+    binomial_upper_bound,
+    certify_rows,
+    clopper_pearson_interval,
+    family_verdict,
+    paired_t,
+)
 from reliquant.compare.reproduction.evaluation import holm
 from reliquant.compare.reproduction.tables import (
     BENCHMARK_TITLES,
@@ -70,10 +78,12 @@ __all__ = [
     "certified_claims",
     "certified_figure",
     "certified_markdown",
+    "certified_readme",
     "certified_settings",
     "certified_summary",
     "certified_table",
     "check_certified",
+    "lowest_certifiable_risk",
 ]
 
 _S, _F, _I, _B = pa.string(), pa.float64(), pa.int64(), pa.bool_()
@@ -87,8 +97,8 @@ CERTIFIED_SCHEMA = pa.schema([
 #: Over splits, per data set, condition, score and target (:func:`certified_summary`).
 CERTIFIED_SUMMARY_SCHEMA = pa.schema([
     ("dataset", _S), ("condition", _S), ("score", _S), ("family", _S), ("role", _S),
-    ("target_risk", _F), ("delta", _F), ("n_splits", _I), ("certified_share", _F),
-    ("mean_coverage", _F), ("violations", _I), ("violation_rate", _F), ("ci_low", _F),
+    ("target_risk", _F), ("delta", _F), ("n_splits", _I), ("n_calibration", _I),
+    ("certified_share", _F), ("mean_coverage", _F), ("violations", _I), ("violation_rate", _F), ("ci_low", _F),
     ("ci_high", _F), ("keeps", _B),
 ])  # fmt: skip
 #: The paper score against the comparator under shift (:func:`certified_claims`).
@@ -214,16 +224,19 @@ def certified_table(
 
 # ----------------------------------------------------------------------------- over splits
 def certified_summary(table: pd.DataFrame, *, delta: float, confidence: float) -> pd.DataFrame:
-    """Per data set, condition, score and target over splits: ``certified_share``,
+    """Per data set, condition, score and target over splits: ``n_calibration`` (the
+    smallest calibration part of the splits), ``certified_share``,
     ``mean_coverage`` (0 where nothing is kept), ``violations`` and ``violation_rate`` with
     its Clopper-Pearson interval at ``confidence`` over the splits, and ``keeps``: the
     interval reaches down to ``delta`` (``ci_low <= delta``). Columns:
     :data:`CERTIFIED_SUMMARY_SCHEMA`."""
     keys = ["dataset", "condition", "score", "family", "role", "target_risk"]
     g = table.groupby(keys, sort=False)
-    out = g.agg(n_splits=("split", "size"), certified_share=("certified", "mean"),
+    out = g.agg(n_splits=("split", "size"), n_calibration=("n_calibration", "min"),
+                certified_share=("certified", "mean"),
                 mean_coverage=("coverage", "mean"), violations=("violated", "sum")).reset_index()  # fmt: skip
     out["violations"] = out["violations"].astype(np.int64)
+    out["n_calibration"] = out["n_calibration"].astype(np.int64)
     out["violation_rate"] = out["violations"] / out["n_splits"]
     lo, hi = clopper_pearson_interval(out["violations"], out["n_splits"], confidence)
     out["ci_low"], out["ci_high"] = lo, hi
@@ -273,7 +286,8 @@ def certified_claims(table: pd.DataFrame, *, confidence: float) -> pd.DataFrame:
 
 
 def certified_answers(summary: pd.DataFrame) -> pd.DataFrame:
-    """Per data set and target: ``clean_best`` (most clean coverage) and ``shifted_best``
+    """Per data set and target: ``n_calibration`` (the smallest calibration part),
+    ``clean_best`` (most clean coverage) and ``shifted_best``
     (most shifted coverage among the scores that keep their promise under shift; empty when
     none covers anything), with their coverages."""
     out = []
@@ -282,6 +296,7 @@ def certified_answers(summary: pd.DataFrame) -> pd.DataFrame:
         shifted = g[(g["condition"] == "shifted") & g["keeps"] & (g["mean_coverage"] > 0)]
         shifted = shifted.sort_values("mean_coverage", ascending=False)
         row = {"dataset": dataset, "target_risk": float(target),
+               "n_calibration": int(g["n_calibration"].min()),
                "clean_best": clean["score"].iloc[0] if len(clean) else "",
                "clean_coverage": float(clean["mean_coverage"].iloc[0]) if len(clean) else math.nan,
                "shifted_best": shifted["score"].iloc[0] if len(shifted) else "",
@@ -301,19 +316,34 @@ def _pct(x: float) -> str:
     return "-" if not np.isfinite(x) else f"{100 * x:.0f} %"
 
 
+def lowest_certifiable_risk(n: ArrayLike, delta: float) -> np.ndarray:
+    """The smallest selective risk any certificate on ``n`` calibration predictions can
+    promise at ``delta``: the one-sided Clopper-Pearson bound of a threshold that keeps all
+    ``n`` with no error, tested once, ``1 - delta ** (1 / n)``. Every method's bound is at
+    least this (SGR and Learn-then-Test split ``delta`` over several tests and keep fewer),
+    so a target below it is out of reach of the data set, not of a score."""
+    n = np.asarray(n, dtype=np.int64)
+    return binomial_upper_bound(np.zeros_like(n), n, delta)
+
+
 def certified_markdown(summary: pd.DataFrame, claims: pd.DataFrame, *, delta: float) -> str:
-    """The answer per data set and target, then the claim table: the paper score and its
-    comparator under shift (violation rates, coverages, the paired difference over splits
-    and the verdict)."""
+    """The answer per data set and target (with the calibration size and the lowest risk it
+    can certify, :func:`lowest_certifiable_risk`), then the claim table: the paper score and
+    its comparator under shift (violation rates, coverages, the paired difference over
+    splits and the verdict)."""
     answers = certified_answers(summary)
     lines = [f"Certified at delta = {delta:g} on each split's clean validation part; coverage "
-             "and violations measured on its clean and shifted test parts, mean over splits.",
-             "", "| data set | target | most clean coverage | under shift, most coverage kept "
-             "in promise |", "|---|---|---|---|"]  # fmt: skip
+             "and violations measured on its clean and shifted test parts, mean over splits. "
+             "A target below the lowest certifiable risk of the calibration size is out of "
+             "reach of every score.",
+             "", "| data set | calibration rows (lowest certifiable risk) | target | most clean "
+             "coverage | under shift, most coverage kept in promise |", "|---|---|---|---|---|"]  # fmt: skip
     for a in answers.itertuples(index=False):
         clean = f"{a.clean_best} ({_pct(a.clean_coverage)})" if a.clean_coverage > 0 else "none"
         shift = f"{a.shifted_best} ({_pct(a.shifted_coverage)})" if a.shifted_best else "none"
-        lines.append(f"| {_title(a.dataset)} | {_pct(a.target_risk)} | {clean} | {shift} |")
+        floor = float(lowest_certifiable_risk(a.n_calibration, delta))
+        lines.append(f"| {_title(a.dataset)} | {a.n_calibration} ({100 * floor:.1f} %) "
+                     f"| {_pct(a.target_risk)} | {clean} | {shift} |")  # fmt: skip
     lines += ["", "| data set | target | paper score | comparator | violations under shift "
               "(paper / comparator) | coverage under shift | clean coverage | comparator - "
               "paper [interval] | verdict |", "|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
@@ -330,11 +360,37 @@ def certified_markdown(summary: pd.DataFrame, claims: pd.DataFrame, *, delta: fl
     return "\n".join(lines) + "\n"
 
 
+def certified_readme(summary: pd.DataFrame, claims: pd.DataFrame, *, delta: float) -> str:
+    """The README's paragraph: how the claim table's verdicts fall (paper score against
+    its comparator, keeping the guarantee under shift), and which data sets are too small
+    to certify anything below a target (:func:`lowest_certifiable_risk`)."""
+    counts = claims["verdict"].value_counts()
+    n_rows, n_data = len(claims), claims["dataset"].nunique()
+    sizes = summary.groupby("dataset", sort=False)["n_calibration"].min()
+    targets = summary.groupby("dataset", sort=False)["target_risk"].min()
+    floors = lowest_certifiable_risk(sizes.to_numpy(), delta)
+    small = [f"{_title(d)} ({n} rows: {100 * f:.0f} %)"
+             for d, n, f, t in zip(sizes.index, sizes, floors, targets, strict=True) if f > t]  # fmt: skip
+    text = (f"Certified at delta = {delta:g} on the clean validation parts, the paper's "
+            "robustness score keeps its guarantee under shift better than its comparator on "
+            f"{counts.get('robustness', 0)} of {n_rows} (data set, target) rows of "
+            f"{n_data} data sets, worse on {counts.get('uncertainty', 0)}, undecided "
+            f"on {counts.get('undecided', 0)}, and neither certifies anything on "
+            f"{counts.get('nothing certified', 0)}")  # fmt: skip
+    if small:
+        text += "; calibration parts too small to certify the lowest target at all: " + ", ".join(
+            small
+        )
+    return text + " ([docs/compare.md](docs/compare.md#certified-thresholds-under-shift)).\n"
+
+
 def certified_blocks(summary: pd.DataFrame, claims: pd.DataFrame) -> dict[str, str]:
-    """The generated block (:mod:`reliquant.core.docs`) ``compare_certified`` of
-    docs/compare.md: :func:`certified_markdown` at the summary's ``delta``."""
+    """The generated blocks (:mod:`reliquant.core.docs`) ``compare_certified`` of
+    docs/compare.md (:func:`certified_markdown`) and ``readme_certified`` of the README
+    (:func:`certified_readme`), at the summary's ``delta``."""
     delta = float(summary["delta"].iloc[0]) if len(summary) else math.nan
-    return {"compare_certified": certified_markdown(summary, claims, delta=delta)}
+    return {"compare_certified": certified_markdown(summary, claims, delta=delta),
+            "readme_certified": certified_readme(summary, claims, delta=delta)}  # fmt: skip
 
 
 def certified_figure(summary: pd.DataFrame, *, delta: float) -> Figure:
