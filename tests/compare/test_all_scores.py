@@ -32,6 +32,9 @@ from reliquant.nbc import robustness as nbc_table_robustness
 from reliquant.trees import Gaussian
 
 PROBA = ["max_probability", "negative_entropy", "margin", "log_ratio"]
+DOCTOR = ["doctor_alpha", "doctor_beta"]
+LOGIT = ["max_logit", "energy_score"]
+FEATURE = ["trust_score", "negative_mahalanobis", "negative_knn_distance"]
 DETERMINISTIC = {"max_boxes": 200, "max_draws": 8192}  # results depend on the seed only
 svc_deprecation = pytest.mark.filterwarnings("ignore:The `probability` parameter:FutureWarning")
 # black_box_robustness called directly passes numpy batches to a model fitted on a DataFrame
@@ -76,7 +79,9 @@ def test_random_forest_with_noise_gets_probability_centroid_and_tree_scores(iris
     variance = pd.Series(0.05 * X.var().to_numpy(), index=X.columns)
     scores = score_predictions(forest, rows, noise=variance, X_train=X, y_train=y, seed=3,
                                tree_options=DETERMINISTIC)  # fmt: skip
-    _every_score_accounted_for(scores, [*PROBA, "centroid_proximity", "tree_robustness"])
+    _every_score_accounted_for(
+        scores, [*PROBA, *DOCTOR, "centroid_proximity", "tree_robustness", *FEATURE]
+    )
     assert list(scores.index) == list(rows.index)
     assert (scores["prediction"].to_numpy() == forest.predict(rows)).all()
     direct = probability_scores(forest.predict_proba(rows))
@@ -114,7 +119,7 @@ def test_any_other_model_with_noise_gets_the_monte_carlo_robustness(iris, svc):
     rows = X.iloc[::10]
     variance = 0.05 * X.var().to_numpy()  # plain vector, X in the model's order: accepted
     scores = score_predictions(svc, rows, noise=variance, n_draws=400, seed=5)
-    _every_score_accounted_for(scores, [*PROBA, "mc_robustness"])
+    _every_score_accounted_for(scores, [*PROBA, *DOCTOR, "mc_robustness"])
     direct = black_box_robustness(svc.predict, rows, variance, n_draws=400, seed=5)
     np.testing.assert_array_equal(scores["mc_robustness"], direct.estimate)
     assert 0 < scores["mc_robustness"].min() < 1  # some rows are not robust: a real test
@@ -137,7 +142,7 @@ def test_predict_disagreeing_with_predict_proba_is_said(iris, svc):
 def test_without_noise_only_probability_scores_and_reasons(iris, forest):
     X, _ = iris
     scores = score_predictions(forest, X.iloc[:5])
-    _every_score_accounted_for(scores, PROBA)
+    _every_score_accounted_for(scores, [*PROBA, *DOCTOR])
     for score in ("tree_robustness", "mc_robustness"):
         assert "needs noise" in scores.attrs["skipped"][score]
     assert "X_train and y_train" in scores.attrs["skipped"]["centroid_proximity"]
@@ -149,7 +154,7 @@ def test_categorical_nb_gets_eps_glob_and_eps_loc(iris):
     nb = CategoricalNB().fit(codes.iloc[::2], y.iloc[::2])
     rows = codes.iloc[1::2]
     scores = score_predictions(nb, rows, noise=0.1)  # noise has no meaning here: skipped
-    _every_score_accounted_for(scores, [*PROBA, "eps_glob", "eps_loc"])
+    _every_score_accounted_for(scores, [*PROBA, *DOCTOR, "eps_glob", "eps_loc"])
     direct = nbc_robustness(nb, rows)
     for col in ("prediction", "eps_glob", "eps_loc"):
         np.testing.assert_array_equal(scores[col], direct[col], err_msg=col)
@@ -168,7 +173,9 @@ def test_fit_table_model_on_strings_and_a_pipeline_of_categorical_nb():
     fitted = fit_table(table.assign(label=label), "label", alpha=1.0)
     rows = table.iloc[:15][["size", "colour"]]  # another order: matched by name
     scores = score_predictions(fitted, rows, X_train=table, y_train=label)
-    _every_score_accounted_for(scores, [*PROBA, "centroid_proximity", "eps_glob", "eps_loc"])
+    _every_score_accounted_for(
+        scores, [*PROBA, *DOCTOR, "centroid_proximity", "eps_glob", "eps_loc"]
+    )
     direct = nbc_table_robustness(fitted, rows, bootstrap=1)  # u_m = 1 - max_c p(c | f)
     np.testing.assert_allclose(scores["max_probability"], 1 - direct["u_m"], rtol=0, atol=1e-12)
     for col in ("prediction", "eps_glob", "eps_loc"):
@@ -188,7 +195,7 @@ def test_a_tree_pipeline_gets_monte_carlo_and_the_readers_fix(iris):
     pipe = make_pipeline(StandardScaler(), RandomForestClassifier(n_estimators=4, random_state=0))
     pipe.fit(X, y)
     scores = score_predictions(pipe, X.iloc[::25], noise=0.05, n_draws=200, seed=1)
-    _every_score_accounted_for(scores, [*PROBA, "mc_robustness"])
+    _every_score_accounted_for(scores, [*PROBA, *DOCTOR, "mc_robustness"])
     direct = black_box_robustness(pipe.predict, X.iloc[::25], 0.05, n_draws=200, seed=1)
     np.testing.assert_array_equal(scores["mc_robustness"], direct.estimate)
     assert "pipeline[-1]" in scores.attrs["skipped"]["tree_robustness"]
@@ -201,7 +208,7 @@ def test_xgboost_fitted_on_a_dataframe_gets_tree_robustness(iris):
     model = xgb.XGBClassifier(n_estimators=5, max_depth=2, random_state=0).fit(X, y)
     rows = X.iloc[::30][list(reversed(X.columns))]
     scores = score_predictions(model, rows, noise=0.02, tree_options=DETERMINISTIC)
-    _every_score_accounted_for(scores, [*PROBA, "tree_robustness"])
+    _every_score_accounted_for(scores, [*PROBA, *DOCTOR, "tree_robustness", *LOGIT])
     direct = tree_robustness(model, rows, Gaussian(0.02), **DETERMINISTIC)
     np.testing.assert_array_equal(scores["tree_robustness"], direct)
     assert list(scores["prediction"]) == list(model.predict(X.iloc[::30]))

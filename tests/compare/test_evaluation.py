@@ -271,3 +271,38 @@ def test_curves_match_the_library_curve() -> None:
     assert c["accuracy"].tolist() == pytest.approx(
         acc[np.round(np.arange(10) / 10 * 100).astype(int)]
     )
+
+
+def _trapezoids(coverage: list[float], risk: list[float]) -> float:
+    return sum((coverage[j] - coverage[j + 1]) * (risk[j] + risk[j + 1]) / 2
+               for j in range(len(coverage) - 1))  # fmt: skip
+
+
+def test_split_auarc_carries_fd_shifts_metrics_by_their_definition() -> None:
+    """AURC, E-AURC, AUGRC and AUROC_f of a row equal a loop over distinct thresholds (one
+    operating point per distinct score, trapezoids over coverage) and scipy's Mann-Whitney U,
+    on the tied robustness score; ``metrics=False`` leaves them NaN."""
+    frame = _table(n=120, n_splits=2)
+    table = split_auarc([frame])
+    for r in table.sample(12, random_state=1).itertuples(index=False):
+        rows = frame[frame["split"] == r.split]
+        rows = rows[rows["condition"] == "shifted"] if r.case == POOLED else rows[
+            rows["case"] == r.case]  # fmt: skip
+        if r.part != "all":
+            rows = rows[rows["part"] == r.part]
+        s, c = rows[r.score].to_numpy(), rows["correct"].to_numpy()
+        cov, sel, gen = [], [], []
+        for t in np.unique(s):
+            kept = s >= t
+            cov.append(kept.mean())
+            sel.append((~c[kept]).mean())
+            gen.append((~c & kept).mean())
+        cov, sel, gen = [*cov, 0.0], [*sel, sel[-1]], [*gen, 0.0]
+        err = (~c).mean()
+        assert r.aurc == pytest.approx(_trapezoids(cov, sel), abs=1e-12)
+        assert r.augrc == pytest.approx(_trapezoids(cov, gen), abs=1e-12)
+        optimal = err + (1 - err) * np.log(1 - err)
+        assert r.e_aurc == pytest.approx(_trapezoids(cov, sel) - optimal, abs=1e-12)
+        u = stats.mannwhitneyu(s[c], s[~c]).statistic / (c.sum() * (~c).sum())
+        assert r.auroc_f == pytest.approx(u, abs=1e-12)
+    assert split_auarc([frame], metrics=False)["aurc"].isna().all()

@@ -215,7 +215,9 @@ def test_benchmark_table_has_every_data_sets_schema_and_is_deterministic() -> No
     assert list(out.columns[: len(BASE_COLUMNS)]) == list(BASE_COLUMNS)
     scores = score_columns(out)
     assert scores == ["mc_robustness@0.01", "mc_robustness@0.5", "max_probability",
-                      "negative_entropy", "margin", "log_ratio", "centroid_proximity"]  # fmt: skip
+                      "negative_entropy", "margin", "log_ratio", "centroid_proximity",
+                      "doctor_alpha", "trust_score", "negative_mahalanobis",
+                      "negative_knn_distance"]  # fmt: skip  # a forest: no logits
     from reliquant.trees.reproduction.data import PIMA_DROPPED, PIMA_FEATURES, PIMA_TARGET
 
     rng = np.random.default_rng(0)

@@ -59,6 +59,8 @@ COMPARE_TARGETS = COMPARE_PREDICTIONS + [
     "results/compare/contrast.parquet",
     "results/compare/declared.parquet",
     "results/compare/headline.parquet",
+    "results/compare/families.parquet",
+    "results/compare/families.md",
     "results/compare/hybrid.parquet",
     "results/compare/hybrid.md",
     "results/compare/paper_comparison.parquet",

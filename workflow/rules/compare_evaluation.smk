@@ -1,5 +1,6 @@
-# compare, stage 2: AU-ARC per split, the declared comparisons, paper 000's rule, the
-# headline and the hybrid (compare_evaluate), the figures, the claim against the papers, and
+# compare, stage 2: AU-ARC per split (and AURC, E-AURC, AUGRC, AUROC_f beside it), the
+# declared comparisons, paper 000's rule, the headline, the paper's score against each
+# comparator family and the hybrid (compare_evaluate), the figures, the claim against the papers, and
 # the topic's benchmark. Constants in compare.smk.
 # Resources (threads, mem_mb, runtime in minutes): measured benchmarks/ peaks x 1.5 + 500 MB
 # and wall times x 3, at least 1000 MB and 5 minutes (CONTRIBUTING.md, Resources).
@@ -27,6 +28,14 @@ rule compare_evaluate:
             "compare_hybrid",
             "Hybrid",
             name="Hybrid of robustness and uncertainty over splits: gain and importance",
+        ),
+        families="results/compare/families.parquet",
+        families_md="results/compare/families.md",
+        families_html=compare_report(
+            "results/compare/families.html",
+            "compare_families",
+            "Claim",
+            name="The paper's score against the best of each comparator family, Holm",
         ),
         curves="results/compare/curves.parquet",
         noise="results/compare/noise.parquet",

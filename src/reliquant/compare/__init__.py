@@ -22,7 +22,10 @@ model_inputs        score_predictions' inputs matched to the model: rows in its 
 hybrid              one RQ and one UQ score, rank-normalised, combined by a logistic regression
                     fitted on a validation split; weights and held-out AU-ARC
 families            the two families of scores (robustness, uncertainty) and the family of
-                    every score the library computes
+                    every score the library computes; the five comparator families
+                    (probability, logit, feature distance, ensemble, robustness)
+model_comparators   score_predictions' failure-detection comparators: DOCTOR, the logits a
+                    model exposes (checked against predict_proba), feature-space distances
 paired_stats        paired t-interval over groups, the verdict rule, identical rankings, ties
 crossfit            the verdict cross-fitted: each group (or fold of the predictions) judged
                     once by the two scores picked without it; folds from the rows' contents
@@ -85,6 +88,11 @@ from reliquant.compare.failure_metrics import (
     risk_at_coverage,
     risk_coverage_curve,
 )
+from reliquant.compare.families import (
+    COMPARATOR_FAMILIES,
+    SCORE_COMPARATOR_FAMILY,
+    comparator_family,
+)
 from reliquant.compare.feature_scores import (
     KNNDistance,
     MahalanobisScore,
@@ -108,6 +116,7 @@ from reliquant.compare.logit_scores import (
     energy_score,
     max_logit,
 )
+from reliquant.compare.model_comparators import model_logits
 from reliquant.compare.probability_scores import (
     PROBABILITY_SCORES,
     centroid_proximity,
@@ -163,10 +172,12 @@ __all__ = [
     "COMPARISON_COLUMNS",
     "COVERAGE_RISKS",
     "CURVE_COLUMNS",
+    "COMPARATOR_FAMILIES",
     "FAMILIES",
     "JUDGED_COLUMNS",
     "MODEL_SCORES",
     "PROBABILITY_SCORES",
+    "SCORE_COMPARATOR_FAMILY",
     "SCORE_FAMILY",
     "SCORE_VERDICTS",
     "SELECTION_CONVENTIONS",
@@ -238,6 +249,8 @@ __all__ = [
     "robustness_ratio",
     "rs_d_cut",
     "rs_i_cut",
+    "comparator_family",
+    "model_logits",
     "score_family",
     "score_predictions",
     "selective_risk_curve",

@@ -22,7 +22,21 @@ eps_glob, eps_loc     a categorical Naive Bayes: scikit-learn     :func:`nbc_rob
                       ``CategoricalNB`` (or a ``Pipeline`` ending
                       in one), :func:`reliquant.nbc.fit_table`'s
                       model, a :class:`reliquant.nbc.NBCModel`
+doctor_alpha,         any model with ``predict_proba`` (DOCTOR    :func:`doctor_alpha`,
+doctor_beta           without input perturbation)                 :func:`doctor_beta`
+max_logit,            a model whose logits are known: XGBoost,    :func:`max_logit`,
+energy_score          LightGBM, scikit-learn's logistic           :func:`energy_score`
+                      regression and gradient boosting (their
+                      softmax checked against predict_proba)
+trust_score,          a model with numeric inputs, with           :func:`fit_trust_score`,
+negative_mahalanobis, ``X_train`` and ``y_train`` (standardised   :func:`fit_mahalanobis`,
+negative_knn_distance raw features, distances to the predicted    :func:`fit_knn_distance`
+                      class)
 ===================== ========================================== ============================
+
+The last three rows are the failure-detection comparators of issue 44; which models get
+logits and why the others do not, and the feature space's settings, are in
+:mod:`reliquant.compare.model_comparators`.
 
 ``tree_robustness`` and ``mc_robustness`` estimate the same quantity, ``R(x) = P(f(x') =
 f(x))`` with ``x' ~ N(x, Sigma)`` (papers 001/002 eq. 1); a tree ensemble gets the certified
@@ -75,6 +89,12 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike
 
+from reliquant.compare.model_comparators import (
+    COMPARATOR_SCORES,
+    feature_comparators,
+    logit_comparators,
+    probability_comparators,
+)
 from reliquant.compare.model_inputs import (
     NOISE_HELP,
     ModelRows,
@@ -111,8 +131,10 @@ MODEL_SCORES = (
     "mc_robustness",
     "eps_glob",
     "eps_loc",
+    *COMPARATOR_SCORES,
 )
 _PROBA = MODEL_SCORES[:4]
+_NEED_TRAIN = "needs the training data: pass X_train and y_train"
 
 
 # ----------------------------------------------------------------------------- model kinds
@@ -274,7 +296,10 @@ def score_predictions(
         check_noise(noise)
     if (X_train is None) != (y_train is None):
         given, absent = ("X_train", "y_train") if y_train is None else ("y_train", "X_train")
-        raise ValueError(f"{given} is given without {absent}: centroid_proximity needs both")
+        raise ValueError(
+            f"{given} is given without {absent}: centroid_proximity and the feature-space "
+            "scores need both"
+        )
     kind = _nbc_kind(model)
     if kind is None and not callable(getattr(model, "predict", None)):
         raise TypeError(
@@ -306,9 +331,10 @@ def score_predictions(
                 labels = _label_codes(y_train, classes, train_p.shape[0])
                 centroids = fit_centroids(train_p, labels, seed=seed)
             else:
-                skipped["centroid_proximity"] = "needs the training data: pass X_train and y_train"
+                skipped["centroid_proximity"] = _NEED_TRAIN
             scores = probability_scores(proba, centroids=centroids, floor=floor)
             columns.update({c: scores[c].to_numpy() for c in scores.columns if c != "prediction"})
+            columns.update(probability_comparators(proba))
             differ = int((classes[proba.argmax(axis=1)] != prediction).sum())
             if differ:
                 warnings.warn(
@@ -321,6 +347,9 @@ def score_predictions(
         else:
             why = f"the model ({type(model).__name__}) has no predict_proba"
             skipped.update(dict.fromkeys((*_PROBA, "centroid_proximity"), why))
+            skipped.update(dict.fromkeys(("doctor_alpha", "doctor_beta"), why))
+        _comparators(model, kind, rows, X_train, y_train, prediction, proba if has_proba else None,
+                     classes if has_proba else None, columns, skipped, progress)  # fmt: skip
         bar.update()
 
         # robustness: eps_glob / eps_loc, certified tree robustness, or Monte Carlo
@@ -366,6 +395,34 @@ def score_predictions(
     out.attrs["skipped"] = {s: skipped[s] for s in MODEL_SCORES if s in skipped}
     out.attrs.update(seconds=time.perf_counter() - t_call, budget=budget, overrun=overrun)
     return out
+
+
+def _comparators(model, kind, rows, X_train, y_train, prediction, proba, classes,
+                 columns: dict, skipped: dict, progress) -> None:  # fmt: skip
+    """The logit and feature-space comparators (:mod:`reliquant.compare.model_comparators`)
+    into ``columns``, or the reasons they do not apply into ``skipped``."""
+    names = ("trust_score", "negative_mahalanobis", "negative_knn_distance")
+    if kind:
+        why = "a categorical Naive Bayes: no logits (a normalised product of frequencies)"
+        skipped.update({"max_logit": why, "energy_score": why})
+        why = "a categorical Naive Bayes: its features are categories, no Euclidean distance"
+        skipped.update(dict.fromkeys(names, why))
+        return
+    found, why = logit_comparators(model, rows, proba)
+    columns.update(found)
+    skipped.update(why)
+    if X_train is None:
+        skipped.update(dict.fromkeys(names, _NEED_TRAIN))
+        return
+    train_rows = ModelRows(model, X_train, "X_train")
+    if classes is None:
+        labels = np.asarray(y_train.to_numpy() if isinstance(y_train, pd.Series) else y_train)
+        classes = np.unique(labels)
+    codes = _label_codes(y_train, classes, train_rows.data.shape[0])
+    predicted = match_labels(prediction, classes, what="the model's predictions")
+    found, why = feature_comparators(rows, train_rows, codes, predicted, progress=progress)
+    columns.update(found)
+    skipped.update(why)
 
 
 def _mc(model, rows: ModelRows, noise, columns: dict, skipped: dict, n_draws: int, seed: int,

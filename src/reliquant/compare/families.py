@@ -14,8 +14,33 @@ The log-ratio is a transform of the probabilities (with two classes it ranks exa
 maximum probability): it is the robustness side of a verdict only when no other robustness
 score is given (:data:`PROBABILITY_ROBUSTNESS`).
 
+**Comparator families** (issue 44). The uncertainty side splits by what a score is read
+from, the families of comparators the failure-detection literature uses
+(:data:`COMPARATOR_FAMILIES`, :data:`SCORE_COMPARATOR_FAMILY`, :func:`comparator_family`):
+
+================= =========================================================================
+family            scores
+================= =========================================================================
+probability       read from one model's class probabilities: maximum probability, negative
+                  entropy, margin, the log-ratio, centroid proximity, DOCTOR's two, the
+                  negated ``u_m`` and ``u_H`` of paper 000
+logit             read from the logits: maximum logit, energy
+feature distance  distances in the model's input (or embedding) space, fitted on the training
+                  data: trust score, minus the Mahalanobis distance, minus the k-NN distance
+ensemble          read from the disagreement of several models: the deep ensemble's mean
+                  maximum probability and minus its mutual information, paper 000's bootstrap
+                  ensemble's negated ``u_a``, ``u_t`` (its total entropy), ``u_e``
+robustness        the papers' robustness scores (:data:`PAPER_ROBUSTNESS`): whether the
+                  prediction survives a perturbation of the input or of the model
+================= =========================================================================
+
+The log-ratio is a transform of the probabilities: in the two-family split it is a
+robustness score (after Lassance & De Bock), among the comparator families a probability
+score, so that "the paper's robustness score against the best probability score" includes it.
+
 Public API: :data:`FAMILIES`, :data:`SCORE_FAMILY`, :data:`PROBABILITY_ROBUSTNESS`,
-:func:`score_family`, :func:`check_families`.
+:data:`COMPARATOR_FAMILIES`, :data:`SCORE_COMPARATOR_FAMILY`, :data:`PAPER_ROBUSTNESS`,
+:func:`score_family`, :func:`check_families`, :func:`comparator_family`.
 """
 
 from __future__ import annotations
@@ -23,7 +48,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-__all__ = ["FAMILIES", "PROBABILITY_ROBUSTNESS", "SCORE_FAMILY", "check_families", "score_family"]
+__all__ = [
+    "COMPARATOR_FAMILIES",
+    "FAMILIES",
+    "PAPER_ROBUSTNESS",
+    "PROBABILITY_ROBUSTNESS",
+    "SCORE_COMPARATOR_FAMILY",
+    "SCORE_FAMILY",
+    "check_families",
+    "comparator_family",
+    "score_family",
+]
 
 #: The two families of reliability scores.
 FAMILIES = ("robustness", "uncertainty")
@@ -47,7 +82,38 @@ SCORE_FAMILY: Mapping[str, str] = MappingProxyType(
         "negative_u_a": "uncertainty",
         "negative_u_t": "uncertainty",
         "negative_u_e": "uncertainty",
+        "doctor_alpha": "uncertainty",
+        "doctor_beta": "uncertainty",
+        "max_logit": "uncertainty",
+        "energy_score": "uncertainty",
+        "trust_score": "uncertainty",
+        "negative_mahalanobis": "uncertainty",
+        "negative_knn_distance": "uncertainty",
+        "ensemble_max_probability": "uncertainty",
+        "negative_mutual_information": "uncertainty",
     }
+)
+
+#: The comparator families (module docstring), the robustness family last.
+COMPARATOR_FAMILIES = ("probability", "logit", "feature distance", "ensemble", "robustness")
+
+#: The papers' own robustness scores: the robustness comparator family.
+PAPER_ROBUSTNESS = frozenset({"mc_robustness", "tree_robustness", "eps_glob", "eps_loc"})
+
+_BY_COMPARATOR_FAMILY = {
+    "probability": ("max_probability", "negative_entropy", "margin", "log_ratio",
+                    "centroid_proximity", "doctor_alpha", "doctor_beta", "negative_u_m",
+                    "negative_u_H"),
+    "logit": ("max_logit", "energy_score"),
+    "feature distance": ("trust_score", "negative_mahalanobis", "negative_knn_distance"),
+    "ensemble": ("ensemble_max_probability", "negative_mutual_information", "negative_u_a",
+                 "negative_u_t", "negative_u_e"),
+    "robustness": tuple(sorted(PAPER_ROBUSTNESS)),
+}  # fmt: skip
+
+#: Every score of :data:`SCORE_FAMILY` -> its comparator family (module docstring).
+SCORE_COMPARATOR_FAMILY: Mapping[str, str] = MappingProxyType(
+    {s: family for family, names in _BY_COMPARATOR_FAMILY.items() for s in names}
 )
 
 #: Robustness scores computed from the predicted probabilities alone (module docstring): the
@@ -108,3 +174,15 @@ def check_families(names: list[str], families: Mapping[str, str] | None) -> list
                 "the spelling"
             )
     return [score_family(n, families) for n in names]
+
+
+def comparator_family(name: str) -> str:
+    """The comparator family of score ``name`` (:data:`COMPARATOR_FAMILIES`: ``"probability"``,
+    ``"logit"``, ``"feature distance"``, ``"ensemble"`` or ``"robustness"``); an unknown name
+    raises a ``ValueError`` naming the known ones."""
+    if name not in SCORE_COMPARATOR_FAMILY:
+        raise ValueError(
+            f"score {name!r} has no known comparator family (known: "
+            f"{', '.join(SCORE_COMPARATOR_FAMILY)})"
+        )
+    return SCORE_COMPARATOR_FAMILY[name]

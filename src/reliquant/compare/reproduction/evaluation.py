@@ -52,7 +52,7 @@ The contrasts (:func:`family_contrast` .. :func:`hybrid_table`, :func:`holm`) li
 :func:`condition_case`, :func:`case_order`) in :mod:`reliquant.compare.reproduction.cases`; every
 name below is importable from here.
 
-Public API: :data:`POOLED`, :func:`pooled_case`, :data:`VERDICTS`, :data:`SPLIT_AUARC_SCHEMA`,
+Public API: :data:`FAILURE_METRICS`, :data:`POOLED`, :func:`pooled_case`, :data:`VERDICTS`, :data:`SPLIT_AUARC_SCHEMA`,
 :data:`CONTRAST_SCHEMA`, :data:`DECLARED_SCHEMA`, :data:`HEADLINE_SCHEMA`,
 :data:`HYBRID_SCHEMA`, :data:`NOISE_SCHEMA`, :data:`CURVE_SCHEMA`, :data:`TWO_CLASS_EQUIVALENTS`,
 :func:`case_order`, :func:`condition_case`,
@@ -70,6 +70,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from reliquant.compare.failure_metrics import augrc, aurc, auroc_f, e_aurc
 from reliquant.compare.rejection import auarc_rows
 from reliquant.compare.reproduction.cases import (
     ALL_PARTS,
@@ -106,6 +107,7 @@ from reliquant.compare.verdict import (
 )
 
 __all__ = [
+    "FAILURE_METRICS",
     "CONTRAST_SCHEMA",
     "CURVE_SCHEMA",
     "DECLARED_SCHEMA",
@@ -147,9 +149,16 @@ SPLIT_AUARC_SCHEMA = pa.schema(
         ("score", pa.string()),
         ("family", pa.string()),
         ("auarc", pa.float64()),
+        ("aurc", pa.float64()),
+        ("e_aurc", pa.float64()),
+        ("augrc", pa.float64()),
+        ("auroc_f", pa.float64()),
         ("tied", pa.float64()),
     ]
 )
+#: The failure-detection metrics beside AU-ARC in :data:`SPLIT_AUARC_SCHEMA` (FD-Shifts'
+#: definitions, :mod:`reliquant.compare.failure_metrics`; lower = better but ``auroc_f``).
+FAILURE_METRICS = ("aurc", "e_aurc", "augrc", "auroc_f")
 NOISE_SCHEMA = pa.schema(
     [
         ("dataset", pa.string()),
@@ -190,11 +199,20 @@ def _cases(frame: pd.DataFrame) -> Iterator[tuple[str, str, pd.DataFrame]]:
             yield pooled_case(condition), condition, frame[frame["condition"] == condition]
 
 
-def split_auarc(tables: Iterable[pd.DataFrame]) -> pd.DataFrame:
+def _failure_metrics(s: np.ndarray, c: np.ndarray) -> dict[str, list[float]]:
+    """:data:`FAILURE_METRICS` of every row of ``s`` (scores x predictions) on ``c``."""
+    fns = {"aurc": aurc, "e_aurc": e_aurc, "augrc": augrc, "auroc_f": auroc_f}
+    return {name: [fn(v, c) for v in s] for name, fn in fns.items()}
+
+
+def split_auarc(tables: Iterable[pd.DataFrame], *, metrics: bool = True) -> pd.DataFrame:
     """AU-ARC of every score per data set, case (and :func:`pooled_case`), split and part
     (``all``, ``validation``, ``test``), and the share of its tied predictions
     (:func:`tied_share`): columns of :data:`SPLIT_AUARC_SCHEMA`. Ties are averaged exactly
-    (:func:`reliquant.compare.auarc`)."""
+    (:func:`reliquant.compare.auarc`). Beside it :data:`FAILURE_METRICS` as FD-Shifts
+    defines them (one operating point per distinct score value, docs/compare.md); NaN with
+    ``metrics=False`` (the noise-scale pick, which reads AU-ARC only). AU-ARC stays the
+    metric every choice and verdict is made on (``compare.evaluation.metric``)."""
     out = []
     for frame in tables:
         dataset = str(frame["dataset"].iloc[0])
@@ -209,11 +227,13 @@ def split_auarc(tables: Iterable[pd.DataFrame]) -> pd.DataFrame:
                     c = sub["correct"].to_numpy()
                     s = sub[names].to_numpy(dtype=np.float64).T
                     values = auarc_rows(s, np.broadcast_to(c, s.shape))
+                    extra = (_failure_metrics(s, c) if metrics
+                             else dict.fromkeys(FAILURE_METRICS, np.nan))  # fmt: skip
                     out.append(pd.DataFrame({
                         "dataset": dataset, "case": case, "condition": condition,
                         "split": int(split), "part": part, "n": len(sub),
                         "accuracy": float(c.mean()), "score": names, "family": fam,
-                        "auarc": values, "tied": [tied_share(v) for v in s],
+                        "auarc": values, **extra, "tied": [tied_share(v) for v in s],
                     }))  # fmt: skip
     return pd.concat(out, ignore_index=True)[SPLIT_AUARC_SCHEMA.names]
 

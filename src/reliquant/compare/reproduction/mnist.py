@@ -24,6 +24,10 @@ predictions) and the Monte Carlo robustness under the same noise, through the mo
 ``predict_proba`` (the exact engine of :mod:`reliquant.trees` costs about 0.5 s per image at
 784 pixels, beyond this topic's budget; it serves Pima, see :mod:`.tabular`).
 
+Both also get the failure-detection comparators
+(:mod:`reliquant.compare.reproduction.comparators`): the CNN ``doctor_alpha``, the tree
+models ``doctor_alpha``, XGBoost's logit scores and the feature-space scores on the pixels.
+
 **Splits** (:func:`sample_splits`). The subsample's test images are dealt into ``n_splits``
 disjoint groups (an image and all its corrupted versions in one group, clean and corrupted
 images dealt separately), so splits share no test image. A tree model's split ``s`` is a
@@ -49,6 +53,7 @@ import pandas as pd
 import pyarrow as pa
 
 from reliquant.compare import black_box_robustness, fit_centroids, probability_scores
+from reliquant.compare.reproduction.comparators import comparator_columns
 from reliquant.compare.reproduction.tables import grid_score, prediction_frame
 from reliquant.core.io import (
     arrow_to_images,
@@ -307,7 +312,7 @@ def cnn_predictions(
     return prediction_frame(
         dataset="cnn_mnist", case=meta["case"], condition=_condition(meta["case"]),
         corruption=meta["corruption"], item=meta["test_index"], label=meta["label"],
-        prediction=pred, scores={**mc, **scores},
+        prediction=pred, scores={**mc, **scores, **comparator_columns(proba, pred)},
         split=sample_splits(meta, n_splits, seed),
     )  # fmt: skip
 
@@ -385,6 +390,8 @@ def tree_mnist_predictions(
         centroids = fit_centroids(model.predict_proba(X_train), y_train, seed=seed)
         scores = probability_scores(proba, centroids=centroids)
         pred = scores.pop("prediction").to_numpy()
+        extra = comparator_columns(proba, pred, model=model, x=X, x_train=X_train,
+                                   y_train=y_train, standardise=False)  # fmt: skip
         mc = mc_grid(
             lambda b, m=model: m.predict_proba(b).argmax(axis=1), X, pred, exp=exp,
             seed=block_int_seed(seed, kind, "mc", s), batch_rows=batch_rows,
@@ -399,7 +406,7 @@ def tree_mnist_predictions(
                 item=m["test_index"],
                 label=m["label"],
                 prediction=pred,
-                scores={**mc, **scores},
+                scores={**mc, **scores, **extra},
                 split=s,
             )  # fmt: skip
         )

@@ -99,7 +99,7 @@ def resolution_table(
                 f"the table of {n_draws} draws holds other predictions than the table of "
                 f"{min(frames)} draws: every number of draws must score the same predictions"
             )
-        auarc = split_auarc([frame])
+        auarc = split_auarc([frame], metrics=False)
         auarc = auarc[auarc["part"] == _ALL_PART]
         for (dataset, case), case_rows in auarc.groupby(["dataset", "case"], sort=False):
             wide = case_rows.pivot(index="split", columns="score", values="auarc")

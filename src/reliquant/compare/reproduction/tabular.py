@@ -62,6 +62,9 @@ training predictions), the prediction its argmax, and the black-box Monte Carlo 
 ``robustness.variances`` (in units of each feature's training variance; the evaluation
 picks ``v`` on the validation parts), ``robustness.n_draws`` draws per prediction.
 
+Every table but the NBC cells' also gets the failure-detection comparators
+(:mod:`reliquant.compare.reproduction.comparators`) after these scores.
+
 Public API: :data:`TABLES`, :func:`pima_predictions`, :func:`nbc_cell_predictions`,
 :func:`nbc_case`, :func:`discretise`, :func:`table_predictions`,
 :func:`benchmark_predictions`.
@@ -76,6 +79,7 @@ import numpy as np
 import pandas as pd
 
 from reliquant.compare import fit_centroids, probability_scores, tree_robustness
+from reliquant.compare.reproduction.comparators import comparator_columns
 from reliquant.compare.reproduction.mnist import mc_grid
 from reliquant.compare.reproduction.settings import TABLE_ROWS, split_sizes
 from reliquant.compare.reproduction.shift import (
@@ -155,8 +159,12 @@ def _pima_split(
     centroids = fit_centroids(model.predict_proba(X[train]), y[train], seed=seed)
     parts = []
     for case, x in (("clean", X[test]), ("noise", shifted)):
-        scores = probability_scores(model.predict_proba(x), centroids=centroids)
+        proba = model.predict_proba(x)
+        scores = probability_scores(proba, centroids=centroids)
         pred = scores.pop("prediction").to_numpy()
+        extra = comparator_columns(
+            proba, pred, model=model, x=x, x_train=X[train], y_train=y[train]
+        )
         rob = tree_robustness(
             model, x, noise, seed=block_int_seed(seed, "pima_robustness", case, split),
             max_boxes=int(exp["max_boxes"]), max_draws=int(exp["max_draws"]),
@@ -172,7 +180,7 @@ def _pima_split(
                 item=test,
                 label=y[test],
                 prediction=pred,
-                scores={"tree_robustness": rob["estimate"].to_numpy(), **scores},
+                scores={"tree_robustness": rob["estimate"].to_numpy(), **scores, **extra},
                 split=split,
             )  # fmt: skip
         )
@@ -306,8 +314,12 @@ def _table_split(
     centroids = fit_centroids(proba_of(codes[train]), label_idx[train], seed=seed)
     parts = []
     for case, c in (("clean", codes[test]), ("value noise", noisy)):
-        scores = probability_scores(proba_of(c), centroids=centroids)
+        proba = proba_of(c)
+        scores = probability_scores(proba, centroids=centroids)
         pred = scores.pop("prediction").to_numpy()
+        comparators = comparator_columns(
+            proba, pred, x=c, x_train=codes[train], y_train=label_idx[train]
+        )
         rob = robustness(
             fitted, pd.DataFrame(c, columns=names), bootstrap=int(exp["n_bootstrap"]),
             seed=block_int_seed(seed, "table_bootstrap", case, split),
@@ -327,7 +339,7 @@ def _table_split(
                 item=test,
                 label=label_idx[test],
                 prediction=pred,
-                scores={**extra, **scores},
+                scores={**extra, **scores, **comparators},
                 split=split,
             )  # fmt: skip
         )
@@ -445,8 +457,12 @@ def _benchmark_split(
     variance = x[train].var(axis=0, ddof=1)
     out = []
     for case, idx, values in cases:
-        scores = probability_scores(model.predict_proba(values), centroids=centroids)
+        proba = model.predict_proba(values)
+        scores = probability_scores(proba, centroids=centroids)
         pred = scores.pop("prediction").to_numpy()
+        extra = comparator_columns(
+            proba, pred, model=model, x=values, x_train=x[train], y_train=labels[train]
+        )
         mc = mc_grid(
             predict, values, pred, exp=exp["robustness"], unit=variance,
             seed=block_int_seed(seed, "bench_robustness", name, case, split),
@@ -459,7 +475,7 @@ def _benchmark_split(
                 item=rows[idx],
                 label=labels[idx],
                 prediction=pred,
-                scores={**mc, **scores},
+                scores={**mc, **scores, **extra},
                 split=split,
             )
         )
