@@ -3,6 +3,7 @@
 from pathlib import Path
 
 from reliquant.compare.reproduction.certified import certified_blocks
+from reliquant.compare.reproduction.family_verdicts import family_blocks
 from reliquant.compare.reproduction.highlights import highlight_blocks as compare_blocks
 from reliquant.core.docs import merge_blocks
 from reliquant.core.io import read_frame, write_text
@@ -45,6 +46,7 @@ blocks = merge_blocks(
     certified_blocks(
         read_frame(inp.compare_certified_summary), read_frame(inp.compare_certified_claims)
     ),
+    family_blocks(read_frame(inp.compare_families), read_frame(inp.compare_headline)),
 )
 expected = {Path(p).stem: p for p in snakemake.output}
 if set(blocks) != set(expected):

@@ -63,3 +63,32 @@ def test_each_family_meets_its_best_validation_score_on_the_test_parts() -> None
     assert (prob["verdict"] == "robustness").all()
     text = family_markdown(table)
     assert "- logit: under shift the paper's score is better on 0 and worse on 1 of 1" in text
+
+
+def test_the_account_says_where_a_stronger_family_changes_the_headline_verdict() -> None:
+    """The headline (paper score against its declared comparator) says ``robustness``; the
+    logit family's strong score says ``uncertainty``: the account marks the condition
+    changed, its largest shift is the largest |family difference - headline difference|,
+    and the README line counts each family's shifted verdicts."""
+    from reliquant.compare.reproduction.family_verdicts import family_account, family_blocks
+
+    frame = _table()
+    table = family_table([frame], split_auarc([frame], metrics=False), COMPARISONS,
+                         confidence=0.95)  # fmt: skip
+    prob = table[table["family"] == "probability"]
+    headline = pd.DataFrame({"dataset": prob["dataset"], "condition": prob["condition"],
+                             "comparator": "margin", "verdict": prob["verdict"],
+                             "diff_mean": prob["diff_mean"]})  # fmt: skip
+    account = family_account(table, headline)
+    assert account["changed"].tolist() == [True, True]
+    for a in account.itertuples(index=False):
+        rows = table[table["condition"] == a.condition]
+        assert a.families == dict(zip(rows["family"], rows["verdict"], strict=True))
+        assert a.largest_shift == pytest.approx((rows["diff_mean"] - a.headline_diff).abs().max())
+    unchanged = family_account(table[table["family"] == "probability"], headline)
+    assert not unchanged["changed"].any()
+    blocks = family_blocks(table, headline)
+    assert set(blocks) == {"compare_families", "readme_families"}
+    assert "**changed**" in blocks["compare_families"]
+    assert "logit 0 better / 1 worse of 1" in blocks["readme_families"]
+    assert "probability 1 better / 0 worse of 1" in blocks["readme_families"]

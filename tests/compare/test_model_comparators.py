@@ -50,17 +50,30 @@ def test_logistic_regression_logits_are_its_coefficients_times_the_input(iris):
     assert list(scores.columns)[-4:] == ["doctor_alpha", "doctor_beta", *LOGIT]
 
 
-def test_a_binary_margin_is_the_two_logits_zero_and_f():
+def test_a_binary_model_gets_no_logit_scores_and_says_why():
+    """A binary margin ``f`` is the logits ``[0, f]`` only by convention: on those the maximum
+    logit puts every class-0 prediction at 0, below every class-1 prediction, so accuracy
+    falls as it rejects. Both scores are skipped with the reason; the margin itself is still
+    found (:func:`model_logits`: ``[0, f]``, checked against ``predict_proba``)."""
+    from reliquant.compare import model_logits
+    from reliquant.compare.model_comparators import BINARY_LOGITS
+    from reliquant.compare.model_inputs import ModelRows
+
     X, y = load_breast_cancer(return_X_y=True, as_frame=True)
     model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)).fit(X, y)
     scores = score_predictions(model, X.iloc[::20])
+    assert not set(LOGIT) & set(scores.columns)
+    assert scores.attrs["skipped"]["max_logit"] == BINARY_LOGITS
     z = (X.iloc[::20] - model[0].mean_) / model[0].scale_
     f = z.to_numpy() @ model[-1].coef_[0] + model[-1].intercept_[0]
-    np.testing.assert_allclose(scores["max_logit"], np.maximum(f, 0.0), rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(scores["energy_score"], np.logaddexp(0.0, f), rtol=1e-10)
+    rows = ModelRows(model, X.iloc[::20], "X")
+    logits, _ = model_logits(model, rows, model.predict_proba(X.iloc[::20]))
+    np.testing.assert_allclose(
+        logits, np.column_stack([np.zeros_like(f), f]), rtol=1e-10, atol=1e-12
+    )
 
 
-@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("n_classes", [3])
 def test_xgboost_margins_are_its_boosters_output_margin(iris, n_classes):
     import xgboost as xgb
 

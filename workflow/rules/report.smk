@@ -46,6 +46,8 @@ DOC_BLOCKS = [
     "compare_hybrid",
     "compare_certified",
     "readme_certified",
+    "compare_families",
+    "readme_families",
 ]
 DOC_PAGES = [
     "README.md",
@@ -117,6 +119,7 @@ rule docs_blocks:
         compare_noise="results/compare/noise.parquet",
         compare_certified_summary="results/compare/certified_summary.parquet",
         compare_certified_claims="results/compare/certified_claims.parquet",
+        compare_families="results/compare/families.parquet",
     output:
         expand("results/docs/{block}.md", block=DOC_BLOCKS),
     params:

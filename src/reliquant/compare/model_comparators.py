@@ -31,9 +31,10 @@ single tree, k-NN or a Naive Bayes has no logits: their probabilities are averag
 frequencies, neighbour votes or a normalised product, not a softmax, and ``ln p`` would be
 logits only up to a constant per row, which is exactly what the maximum logit and the energy
 depend on (:mod:`reliquant.compare.logit_scores`). A binary model's single margin ``f`` is
-the two logits ``[0, f]`` (:func:`decision_logits`); on those both scores rank by the
-evidence for the second class, not for the predicted one (the caveat of
-:mod:`reliquant.compare.logit_scores`).
+the two logits ``[0, f]`` (:func:`decision_logits`) only by convention; on those both scores
+rank by the evidence for the second class, not for the predicted one (the caveat of
+:mod:`reliquant.compare.logit_scores`), so a binary model gets neither
+(:data:`BINARY_LOGITS` in ``attrs["skipped"]``).
 
 **Feature space.** The distances live in the model's input space (its raw features, in the
 model's feature order, :class:`reliquant.compare.model_inputs.ModelRows`), each column
@@ -125,6 +126,16 @@ def _raw_margins(model: Any, rows: ModelRows) -> tuple[Any, str]:
     return decision(data), ""
 
 
+#: Why a binary model gets no maximum logit or energy: its one margin ``f`` is the logits
+#: ``[0, f]`` only by convention (``[-f / 2, f / 2]`` has the same softmax); on ``[0, f]`` both
+#: scores rank every class-0 prediction at 0, below every class-1 prediction, whatever its
+#: margin (measured on the README's logistic regression: accuracy falls as it rejects).
+BINARY_LOGITS = (
+    "a binary model's logits are [0, f] only by convention: the maximum logit and the energy "
+    "would rank by the evidence for the second class, not for the predicted one"
+)
+
+
 def model_logits(model: Any, rows: ModelRows, proba: np.ndarray | None) -> tuple[Any, str]:
     """``(logits (n, K), "")`` when the model's logits are known (module docstring), else
     ``(None, why not)``: the candidate (margins, raw scores, ``decision_function``) must have
@@ -163,6 +174,8 @@ def logit_comparators(
     logits, why = model_logits(model, rows, proba)
     if logits is None:
         return {}, dict.fromkeys(_LOGIT, why)
+    if logits.shape[1] == 2:
+        return {}, dict.fromkeys(_LOGIT, BINARY_LOGITS)
     return {"max_logit": max_logit(logits), "energy_score": energy_score(logits)}, {}
 
 

@@ -7,10 +7,12 @@ comparators that are cheap to compute from what its job already holds, with the 
 * ``doctor_alpha`` (DOCTOR's ``-D_alpha``, ranks as minus the Gini impurity) wherever there
   are probabilities; ``doctor_beta`` is left out of the tables, as it ranks every set of
   predictions exactly as ``max_probability`` (:mod:`reliquant.compare.logit_scores`);
-* ``max_logit`` and ``energy_score`` where the model's logits are known: the XGBoost models
-  (Pima, MNIST, the benchmark sets fitted with XGBoost), their margins checked against
-  ``predict_proba`` (:func:`reliquant.compare.model_logits`); a random forest and the Naive
-  Bayes have none;
+* ``max_logit`` and ``energy_score`` where the model's logits are known and it has more than
+  two classes: the multiclass XGBoost models (MNIST, the multiclass benchmark sets fitted
+  with XGBoost), their margins checked against ``predict_proba``
+  (:func:`reliquant.compare.model_logits`); a binary model (Pima) has only a margin, whose
+  two logits are a convention (:data:`reliquant.compare.model_comparators.BINARY_LOGITS`); a
+  random forest and the Naive Bayes have none;
 * ``trust_score``, ``negative_mahalanobis`` and ``negative_knn_distance`` on the model's input
   features, fitted on the split's training rows and labels, distances to the predicted class:
   standardised columns on the tables (Pima's seven measurements, the benchmark sets' features,
@@ -83,7 +85,7 @@ def comparator_columns(
     out = {"doctor_alpha": doctor_alpha(proba)}
     if model is not None:
         logits, _ = model_logits(model, ModelRows(model, x, "x"), proba)
-        if logits is not None:
+        if logits is not None and logits.shape[1] > 2:  # binary: BINARY_LOGITS
             out.update(max_logit=max_logit(logits), energy_score=energy_score(logits))
     if x_train is not None:
         with threadpool_limits(limits=1):  # a few hundred rows: threads cost 100x (measured)

@@ -19,8 +19,15 @@ score of a family in the table is a candidate (the families are fixed in
 :data:`reliquant.compare.SCORE_COMPARATOR_FAMILY`, before the data are seen); the headline
 metric is AU-ARC (``compare.evaluation.metric``).
 
+**The account** (:func:`family_account`): per data set and condition, the headline's verdict
+(the paper score against the declared uncertainty score picked on the validation parts,
+``results/compare/headline.parquet``) beside the verdict against the best of each family,
+and whether the stronger comparators change it (and by how much: the largest change of the
+mean difference). :func:`family_blocks` makes the generated blocks ``compare_families``
+(docs/compare.md) and ``readme_families`` (the README's line).
+
 Public API: :data:`FAMILY_VERDICT_SCHEMA`, :data:`VERDICT_FAMILIES`, :func:`family_table`,
-:func:`family_markdown`.
+:func:`family_markdown`, :func:`family_account`, :func:`family_blocks`.
 """
 
 from __future__ import annotations
@@ -36,6 +43,7 @@ from reliquant.compare import COMPARATOR_FAMILIES, comparator_family, family_ver
 from reliquant.compare.reproduction.cases import condition_case
 from reliquant.compare.reproduction.contrasts import HEADLINE_SCHEMA, holm
 from reliquant.compare.reproduction.tables import (
+    BENCHMARK_TITLES,
     CONDITIONS,
     DATASET_TITLES,
     score_columns,
@@ -43,7 +51,14 @@ from reliquant.compare.reproduction.tables import (
 )
 from reliquant.compare.verdict import identical_ranking, paired_t
 
-__all__ = ["FAMILY_VERDICT_SCHEMA", "VERDICT_FAMILIES", "family_markdown", "family_table"]
+__all__ = [
+    "FAMILY_VERDICT_SCHEMA",
+    "VERDICT_FAMILIES",
+    "family_account",
+    "family_blocks",
+    "family_markdown",
+    "family_table",
+]
 
 #: The comparator families the paper's score meets, in report order.
 VERDICT_FAMILIES = tuple(f for f in COMPARATOR_FAMILIES if f != "robustness")
@@ -120,6 +135,12 @@ def family_table(
     return table[FAMILY_VERDICT_SCHEMA.names]
 
 
+def _title(dataset: str) -> str:
+    return DATASET_TITLES.get(dataset) or BENCHMARK_TITLES.get(
+        dataset.removeprefix("bench_"), dataset
+    )
+
+
 def _num(value: float, fmt: str = ".3f") -> str:
     return "n/a" if not np.isfinite(value) else format(value, fmt)
 
@@ -136,7 +157,7 @@ def family_markdown(families: pd.DataFrame) -> str:
     ]
     for r in families.itertuples(index=False):
         lines.append(
-            f"| {DATASET_TITLES.get(r.dataset, r.dataset)} | {r.condition} | {r.family} "
+            f"| {_title(r.dataset)} | {r.condition} | {r.family} "
             f"| {r.paper_score} ({r.auarc_a:.3f}) | {r.comparator} ({r.auarc_b:.3f}) "
             f"| {r.diff_mean:+.3f} [{_num(r.ci_low, '+.3f')}, {_num(r.ci_high, '+.3f')}] "
             f"| {_num(r.p_holm, '.3g')} | {r.verdict} |"
@@ -154,3 +175,63 @@ def family_markdown(families: pd.DataFrame) -> str:
             f"{worse} of {len(rows)} data sets."
         )
     return "\n".join(lines) + "\n"
+
+
+def family_account(families: pd.DataFrame, headline: pd.DataFrame) -> pd.DataFrame:
+    """Per data set and condition of ``headline``: its verdict and mean difference, the
+    verdicts against each family's best (``family: verdict``), ``changed`` (some family's
+    verdict differs from the headline's) and ``largest_shift``: the largest
+    ``|diff_mean(family) - diff_mean(headline)|`` over the families (AU-ARC points)."""
+    out = []
+    for h in headline.itertuples(index=False):
+        rows = families[(families["dataset"] == h.dataset) & (families["condition"] == h.condition)]
+        verdicts = {r.family: r.verdict for r in rows.itertuples(index=False)}
+        shift = (rows["diff_mean"] - h.diff_mean).abs()
+        out.append({"dataset": h.dataset, "condition": h.condition,
+                    "headline_comparator": h.comparator, "headline_verdict": h.verdict,
+                    "headline_diff": float(h.diff_mean), "families": verdicts,
+                    "changed": any(v != h.verdict for v in verdicts.values()),
+                    "largest_shift": float(shift.max()) if len(shift) else float("nan")})  # fmt: skip
+    return pd.DataFrame(out)
+
+
+def _account_markdown(account: pd.DataFrame, families: pd.DataFrame) -> str:
+    lines = ["Data set by data set, the headline's verdict (the paper score against its declared "
+             "uncertainty comparator) and whether the stronger comparators change it:", ""]  # fmt: skip
+    for dataset, rows in account.groupby("dataset", sort=False):
+        parts = []
+        for r in rows.itertuples(index=False):
+            others = families[
+                (families["dataset"] == dataset) & (families["condition"] == r.condition)
+            ]
+            against = ", ".join(f"{o.family} ({o.comparator}): {o.verdict}, {o.diff_mean:+.3f}"
+                                for o in others.itertuples(index=False))  # fmt: skip
+            state = (f"**changed** (the mean difference moves by up to {r.largest_shift:.3f})"
+                     if r.changed else "unchanged")  # fmt: skip
+            parts.append(f"{r.condition}: headline {r.headline_verdict} against "
+                         f"{r.headline_comparator} ({r.headline_diff:+.3f}); {against}; {state}")  # fmt: skip
+        lines.append(f"- **{_title(dataset)}**: " + "; ".join(parts) + ".")
+    return "\n".join(lines) + "\n"
+
+
+def _readme_line(families: pd.DataFrame) -> str:
+    shifted = families[families["condition"] == "shifted"]
+    parts = []
+    for family in VERDICT_FAMILIES:
+        rows = shifted[shifted["family"] == family]
+        if len(rows):
+            parts.append(f"{family} {int((rows['verdict'] == 'robustness').sum())} better / "
+                         f"{int((rows['verdict'] == 'uncertainty').sum())} worse of {len(rows)}")  # fmt: skip
+    return ("Against the best score of each comparator family (the failure-detection field's: "
+            "DOCTOR, the maximum logit and energy, the trust score, Mahalanobis and k-NN "
+            "distances), picked on the validation parts, under shift the paper's robustness "
+            "score is: " + "; ".join(parts) + " data sets (Holm over the family table, "
+            "[docs/compare.md](docs/compare.md#against-the-fields-comparators)).\n")  # fmt: skip
+
+
+def family_blocks(families: pd.DataFrame, headline: pd.DataFrame) -> dict[str, str]:
+    """The generated blocks ``compare_families`` (the family table, its per-family counts
+    and :func:`family_account` in words) and ``readme_families`` (one line of counts)."""
+    account = family_account(families, headline)
+    return {"compare_families": family_markdown(families) + "\n" + _account_markdown(account, families),
+            "readme_families": _readme_line(families)}  # fmt: skip
