@@ -87,6 +87,14 @@ def test_the_account_says_where_a_stronger_family_changes_the_headline_verdict()
         assert a.largest_shift == pytest.approx((rows["diff_mean"] - a.headline_diff).abs().max())
     unchanged = family_account(table[table["family"] == "probability"], headline)
     assert not unchanged["changed"].any()
+    # the headline's own comparison read otherwise (Holm over a larger table) is not a change
+    holm_only = headline.assign(comparator=prob["comparator"].to_numpy(), verdict="undecided")
+    same = family_account(table[table["family"] == "probability"], holm_only)
+    assert not same["changed"].any()
+    assert (
+        "the headline's comparison; Holm over the larger table"
+        in family_blocks(table[table["family"] == "probability"], holm_only)["compare_families"]
+    )
     blocks = family_blocks(table, headline)
     assert set(blocks) == {"compare_families", "readme_families"}
     assert "**changed**" in blocks["compare_families"]
