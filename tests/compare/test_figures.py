@@ -54,3 +54,25 @@ def test_figures() -> None:
     assert len(heat.axes[0].get_yticklabels()) == 2  # 2 pairs
     forest = forest_figure(headline_table(tables, split, COMPARISONS, confidence=0.95))
     assert len(forest.axes[0].get_yticklabels()) == 4  # 2 data sets x 2 conditions
+
+
+def test_the_forest_plot_marks_the_best_of_each_family_beside_its_row() -> None:
+    """With the family table, each row gets one marker per comparator family at that
+    family's mean difference (the same x as the table), in the legend by family."""
+    from reliquant.compare.reproduction.family_verdicts import family_table
+    from reliquant.compare.reproduction.figures import FAMILY_MARKERS
+
+    tables = _tables()
+    split = split_auarc(tables, metrics=False)
+    headline = headline_table(tables, split, COMPARISONS, confidence=0.95)
+    families = family_table(tables, split, COMPARISONS, confidence=0.95)
+    bare = forest_figure(headline)
+    forest = forest_figure(headline, families)
+    ax = forest.axes[0]
+    assert len(ax.lines) == len(bare.axes[0].lines) + len(families)
+    marked = [ln for ln in ax.lines if ln.get_marker() == FAMILY_MARKERS["probability"]]
+    assert len(marked) == len(families)
+    np.testing.assert_allclose(sorted(ln.get_xdata()[0] for ln in marked),
+                               sorted(families["diff_mean"]))  # fmt: skip
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels == ["headline comparator", "best probability"]

@@ -66,6 +66,7 @@ rule compare_figures:
         noise="results/compare/noise.parquet",
         declared="results/compare/declared.parquet",
         headline="results/compare/headline.parquet",
+        families="results/compare/families.parquet",
     output:
         curves_png=compare_report(
             f"{COMPARE_FIGS}/rejection_curves.png",

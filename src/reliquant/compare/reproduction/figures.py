@@ -17,6 +17,7 @@ Public API: :func:`score_colours`, :func:`rejection_figure`, :func:`forest_figur
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -28,6 +29,7 @@ from reliquant.core.plotting import apply_style
 
 __all__ = [
     "difference_heatmap",
+    "FAMILY_MARKERS",
     "forest_figure",
     "noise_figure",
     "rejection_figure",
@@ -82,16 +84,41 @@ def rejection_figure(curves: pd.DataFrame, condition: str = "shifted") -> Figure
     return fig
 
 
-def forest_figure(headline: pd.DataFrame) -> Figure:
+#: The marker of each comparator family in the forest plot (the headline's is a circle).
+FAMILY_MARKERS = {"probability": "s", "logit": "^", "feature distance": "D", "ensemble": "v"}
+
+
+def _family_points(ax: Any, families: pd.DataFrame, rows: list, colour: dict) -> None:
+    """Beside each headline row, the paper score minus the best of each comparator family
+    (:mod:`reliquant.compare.reproduction.family_verdicts`): a small marker per family just
+    below the row, filled where its Holm-adjusted verdict is decided."""
+    for i, r in enumerate(rows):
+        y = len(rows) - 1 - i
+        mine = families[(families["dataset"] == r.dataset) & (families["condition"] == r.condition)]
+        for k, f in enumerate(mine.itertuples(index=False)):
+            c = colour.get(r.condition, "black")
+            decided = f.verdict in ("robustness", "uncertainty")
+            ax.plot([f.diff_mean], [y - 0.16 - 0.06 * k], FAMILY_MARKERS.get(f.family, "."),
+                    color=c, ms=3.5, alpha=0.8, markerfacecolor=c if decided else "white")  # fmt: skip
+    handles = [plt.Line2D([], [], marker="o", color="grey", ls="", label="headline comparator")]
+    handles += [plt.Line2D([], [], marker=m, color="grey", ls="", ms=4, label=f"best {name}")
+                for name, m in FAMILY_MARKERS.items() if (families["family"] == name).any()]  # fmt: skip
+    ax.legend(handles=handles, fontsize=6, loc="lower left")
+
+
+def forest_figure(headline: pd.DataFrame, families: pd.DataFrame | None = None) -> Figure:
     """The headline as a forest plot: a row per data set and condition, the mean paired
     AU-ARC difference (paper score minus comparator) over splits with its t-interval; filled
     where the Holm-adjusted verdict is decided, a cross where the two scores rank identically
-    (:func:`reliquant.compare.reproduction.evaluation.headline_table`)."""
+    (:func:`reliquant.compare.reproduction.evaluation.headline_table`). ``families`` (the
+    family table, :func:`reliquant.compare.reproduction.family_verdicts.family_table`): the
+    paper score minus the best of each comparator family beside each row, a marker per
+    family (:data:`FAMILY_MARKERS`)."""
     apply_style()
     rows = list(headline.itertuples(index=False))
     if not rows:
         raise ValueError("the headline table is empty")
-    fig, ax = plt.subplots(figsize=(7.5, 0.9 + 0.38 * len(rows)))
+    fig, ax = plt.subplots(figsize=(7.5, 0.9 + (0.38 if families is None else 0.5) * len(rows)))
     colour = {"clean": "tab:blue", "shifted": "tab:red"}
     labels = []
     for i, r in enumerate(rows):
@@ -108,6 +135,8 @@ def forest_figure(headline: pd.DataFrame) -> Figure:
                     markerfacecolor=c if decided else "white")  # fmt: skip
         labels.append(f"{DATASET_TITLES.get(r.dataset, r.dataset)}, {r.condition}\n"
                       f"{r.paper_score} - {r.comparator} ({r.n_splits} splits)")  # fmt: skip
+    if families is not None and len(families):
+        _family_points(ax, families, rows, colour)
     ax.axvline(0.0, color="grey", lw=0.8)
     ax.set_yticks(range(len(rows))[::-1], labels, fontsize=7)
     ax.set_xlabel("AU-ARC(paper score) - AU-ARC(comparator), mean over splits, 95 % t-interval")
