@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.special import softmax
 
 __all__ = ["SOFTMAX_TOLERANCE", "CnnRepresentations", "check_logits", "cnn_outputs"]
 
@@ -95,6 +94,8 @@ def check_logits(logits: np.ndarray, proba: np.ndarray, *, what: str = "the subs
     """Raise a ValueError when ``softmax(logits)`` differs from the stored probabilities
     ``proba`` by more than :data:`SOFTMAX_TOLERANCE` anywhere (the logits are then not those of
     the model whose softmax the table holds)."""
+    from scipy.special import softmax  # imported here: compare jobs do not load scipy for it
+
     logits = np.asarray(logits, dtype=np.float64)
     proba = np.asarray(proba, dtype=np.float64)
     if logits.shape != proba.shape:
