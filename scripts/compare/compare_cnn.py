@@ -1,5 +1,5 @@
 """Rule compare_cnn: the CNN's per-prediction table (softmax partitions + Monte Carlo
-robustness of the trained CNN)."""
+robustness of the trained CNN, its logit and penultimate-feature comparators)."""
 
 from reliquant.mlm import pin_cpu_kernels
 
@@ -12,6 +12,7 @@ import torch  # noqa: E402
 from reliquant.compare.reproduction.mnist import (  # noqa: E402
     cnn_predict,
     cnn_predictions,
+    cnn_representations,
     sample_arrays,
     softmax_for_sample,
 )
@@ -20,7 +21,7 @@ from reliquant.compare.reproduction.tables import (  # noqa: E402
     prediction_schema,
     score_columns,
 )
-from reliquant.core.io import read_frame, read_table, write_frame  # noqa: E402
+from reliquant.core.io import arrow_to_images, read_frame, read_table, write_frame  # noqa: E402
 from reliquant.core.runlog import start_job  # noqa: E402
 from reliquant.mlm import load_model  # noqa: E402
 from reliquant.mlm.inference import select_device  # noqa: E402
@@ -36,6 +37,16 @@ softmax = softmax_for_sample(
 train = read_frame(inp.train)
 device = select_device(p.device)
 model = load_model(inp.model, device=device)
+train_images = read_table(inp.train_images, columns=["label", "image"])
+representations = cnn_representations(
+    model,
+    images,
+    arrow_to_images(train_images.column("image")),
+    train_images.column("label").to_numpy().astype(np.int64),
+    n_train=p.exp["n_train"],
+    seed=p.seed,
+    device=device,
+)
 frame = cnn_predictions(
     meta,
     images,
@@ -47,6 +58,7 @@ frame = cnn_predictions(
     seed=p.seed,
     batch_rows=snakemake.config["compare"]["speed"]["batch_rows"],
     n_splits=p.n_splits,
+    representations=representations,
 )
 frame = assign_parts(
     frame, validation_fraction=snakemake.params.validation_fraction, seed=snakemake.params.seed

@@ -37,11 +37,12 @@ rule compare_cnn:
         sample="results/compare/mnist_sample.parquet",
         softmax=expand("results/mlm/softmax/{p}.parquet", p=[COMPARE_CLEAN] + COMPARE_CORRUPTIONS),
         train="results/mlm/softmax/train.parquet",
+        train_images="results/data/mnist_train.parquet",
     output:
         "results/compare/predictions/cnn_mnist.parquet",
     params:
         code=COMPARE_CODE,
-        exp={k: COMPARE_MNIST[k] for k in ("variances", "n_draws")},
+        exp={k: COMPARE_MNIST[k] for k in ("variances", "n_draws", "n_train")},
         seed=COMPARE["seed"],
         n_splits=COMPARE_MNIST["n_splits"],
         validation_fraction=COMPARE["evaluation"]["validation_fraction"],

@@ -11,6 +11,10 @@ tables       the per-prediction table (one per data set): columns, explicit pyar
 mnist        the MNIST subsample (clean test images and each corruption at chosen levels),
              the CNN's scores (softmax partitions + black-box Monte Carlo robustness) and the
              random forest / XGBoost models fitted here with their scores
+cnn_features the CNN's logits and penultimate features on the compare subsample and a
+             training subsample (forward hooks), checked against the stored softmax
+comparators  the failure-detection comparator columns of the tables (DOCTOR, logit scores,
+             feature-space distances)
 tabular      Pima (XGBoost, tree robustness, a noise shift), the NBC paper's synthetic cells
              (read from the nbc topic's outputs), a scikit-learn table (breast cancer or
              wine) discretised for a Naive Bayes, with a synthetic shift

@@ -21,9 +21,15 @@ comparators that are cheap to compute from what its job already holds, with the 
   the near-constant border pixels). Trust score without density filter (``alpha = 0``), k-NN
   distance with ``k = min(50, N_train)``, not normalised.
 
-The CNN gets ``doctor_alpha`` only: its logits and penultimate features are not kept by the
-mlm topic's inference (issue 44, item 4, not done here). The NBC cells keep the nbc topic's
-scores alone (their rankings are the nbc topic's bit for bit).
+The CNN gets all six, from its own outputs on the compare subsample
+(:mod:`reliquant.compare.reproduction.cnn_features`; the mlm topic's tables keep the softmax
+alone): ``max_logit`` and ``energy_score`` of its ten logits (the input of its log-softmax,
+checked against the stored softmax), and the three feature-space scores on its 128
+penultimate features (``relu(fc1)``), fitted on those of ``compare.mnist.n_train`` training
+images (the rows of the tree models' first split) with their true labels, the CNN's training
+labels, not standardised: the features are the units ``fc2`` reads, and a standardisation
+would inflate the ReLU units that are almost always zero, as it would the border pixels. The
+NBC cells keep the nbc topic's scores alone (their rankings are the nbc topic's bit for bit).
 
 Public API: :data:`TABLE_COMPARATORS`, :func:`comparator_columns`.
 """
@@ -73,6 +79,7 @@ def comparator_columns(
     prediction: np.ndarray,
     *,
     model: Any = None,
+    logits: np.ndarray | None = None,
     x: np.ndarray | None = None,
     x_train: np.ndarray | None = None,
     y_train: np.ndarray | None = None,
@@ -80,13 +87,16 @@ def comparator_columns(
 ) -> dict[str, np.ndarray]:
     """The comparator columns of one case (module docstring): ``proba`` ``(n, K)`` and
     ``prediction`` (class codes ``0..K-1``) of the rows ``x`` ``(n, d)``; ``model`` (for its
-    logits, when it has them) scores ``x``; ``x_train`` / ``y_train`` (codes) the split's
-    training rows, for the feature-space scores (``standardise``: by the training columns)."""
+    logits, when it has them) scores ``x``, or its ``logits`` ``(n, K)`` are given (not
+    both); ``x_train`` / ``y_train`` (codes) the split's training rows, for the feature-space
+    scores (``standardise``: by the training columns)."""
     out = {"doctor_alpha": doctor_alpha(proba)}
+    if model is not None and logits is not None:
+        raise ValueError("pass the model (for its logits) or its logits, not both")
     if model is not None:
         logits, _ = model_logits(model, ModelRows(model, x, "x"), proba)
-        if logits is not None and logits.shape[1] > 2:  # binary: BINARY_LOGITS
-            out.update(max_logit=max_logit(logits), energy_score=energy_score(logits))
+    if logits is not None and logits.shape[1] > 2:  # binary: BINARY_LOGITS
+        out.update(max_logit=max_logit(logits), energy_score=energy_score(logits))
     if x_train is not None:
         with threadpool_limits(limits=1):  # a few hundred rows: threads cost 100x (measured)
             out.update(_feature_columns(x, x_train, y_train, prediction, standardise))

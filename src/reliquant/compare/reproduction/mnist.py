@@ -25,8 +25,11 @@ predictions) and the Monte Carlo robustness under the same noise, through the mo
 784 pixels, beyond this topic's budget; it serves Pima, see :mod:`.tabular`).
 
 Both also get the failure-detection comparators
-(:mod:`reliquant.compare.reproduction.comparators`): the CNN ``doctor_alpha``, the tree
-models ``doctor_alpha``, XGBoost's logit scores and the feature-space scores on the pixels.
+(:mod:`reliquant.compare.reproduction.comparators`): the CNN ``doctor_alpha``, its logit
+scores and the feature-space scores on its penultimate features (:func:`cnn_representations`,
+fitted on the ``n_train`` training images of the tree models' split 0,
+:func:`mnist_train_rows`), the tree models ``doctor_alpha``, XGBoost's logit scores and the
+feature-space scores on the pixels.
 
 **Splits** (:func:`sample_splits`). The subsample's test images are dealt into ``n_splits``
 disjoint groups (an image and all its corrupted versions in one group, clean and corrupted
@@ -38,7 +41,7 @@ are the groups alone, so its intervals carry the variation over test images only
 
 Public API: :data:`SAMPLE_SCHEMA`, :data:`TREE_MODELS`, :func:`mnist_sample`, :func:`sample_splits`,
 :func:`sample_table`, :func:`sample_arrays`, :func:`softmax_for_sample`, :func:`mc_grid`,
-:func:`cnn_predict`,
+:func:`cnn_predict`, :func:`mnist_train_rows`, :func:`cnn_representations`,
 :func:`cnn_predictions`, :func:`fit_mnist_model`, :func:`tree_mnist_predictions`.
 """
 
@@ -53,6 +56,11 @@ import pandas as pd
 import pyarrow as pa
 
 from reliquant.compare import black_box_robustness, fit_centroids, probability_scores
+from reliquant.compare.reproduction.cnn_features import (
+    CnnRepresentations,
+    check_logits,
+    cnn_outputs,
+)
 from reliquant.compare.reproduction.comparators import comparator_columns
 from reliquant.compare.reproduction.tables import grid_score, prediction_frame
 from reliquant.core.io import (
@@ -69,9 +77,11 @@ __all__ = [
     "TREE_MODELS",
     "cnn_predict",
     "cnn_predictions",
+    "cnn_representations",
     "fit_mnist_model",
     "mc_grid",
     "mnist_sample",
+    "mnist_train_rows",
     "sample_splits",
     "sample_arrays",
     "sample_table",
@@ -293,18 +303,28 @@ def cnn_predictions(
     seed: int,
     batch_rows: int = 65536,
     n_splits: int = 1,
+    representations: CnnRepresentations | None = None,
 ) -> pd.DataFrame:
     """The CNN's per-prediction table (module docstring; ``split`` from :func:`sample_splits`,
     one model): ``softmax`` the subsample's rows
     (:func:`softmax_for_sample`), ``train_softmax`` / ``train_labels`` the training split's
     softmax and labels (centroids), ``predict`` the CNN (:func:`cnn_predict`); ``exp`` the
-    ``compare.mnist`` section (``variances``, ``n_draws``)."""
+    ``compare.mnist`` section (``variances``, ``n_draws``). With ``representations``
+    (:func:`cnn_representations`; its logits checked against ``softmax``,
+    :func:`~reliquant.compare.reproduction.cnn_features.check_logits`) the table also holds
+    the logit and feature-space comparators; without, ``doctor_alpha`` alone."""
     proba = softmax[[f"p{c}" for c in range(10)]].to_numpy(dtype=np.float64)
     pred = softmax["prediction"].to_numpy(dtype=np.int64)
     centroids = fit_centroids(train_softmax, np.asarray(train_labels, dtype=np.int64), seed=seed)
     scores = probability_scores(proba, centroids=centroids)
     if not np.array_equal(scores.pop("prediction").to_numpy(), pred):
         raise ValueError("the stored predictions are not the argmax of the stored softmax")
+    extra = {}
+    if representations is not None:
+        check_logits(representations.logits, proba)
+        extra = dict(logits=representations.logits, x=representations.features,
+                     x_train=representations.train_features,
+                     y_train=representations.train_labels, standardise=False)  # fmt: skip
     mc = mc_grid(
         predict, np.asarray(images, dtype=np.float32) / np.float32(255.0), pred, exp=exp,
         seed=block_int_seed(seed, "cnn_mc"), batch_rows=batch_rows,
@@ -312,9 +332,40 @@ def cnn_predictions(
     return prediction_frame(
         dataset="cnn_mnist", case=meta["case"], condition=_condition(meta["case"]),
         corruption=meta["corruption"], item=meta["test_index"], label=meta["label"],
-        prediction=pred, scores={**mc, **scores, **comparator_columns(proba, pred)},
+        prediction=pred, scores={**mc, **scores, **comparator_columns(proba, pred, **extra)},
         split=sample_splits(meta, n_splits, seed),
     )  # fmt: skip
+
+
+def mnist_train_rows(n_images: int, n_train: int, *, seed: int, split: int = 0) -> np.ndarray:
+    """The sorted indices of the ``n_train`` training images of split ``split``, drawn without
+    replacement from ``n_images`` with ``block_rng(seed, "mnist_train", split)`` (the rows a
+    tree model of that split is fitted on, :func:`fit_mnist_model`)."""
+    n = int(n_train)
+    if n > n_images:
+        raise ValueError(f"compare.mnist.n_train = {n} exceeds the {n_images} images")
+    return np.sort(block_rng(seed, "mnist_train", split).choice(n_images, n, replace=False))
+
+
+def cnn_representations(
+    model: Any,
+    images: np.ndarray,
+    train_images: np.ndarray,
+    train_labels: np.ndarray,
+    *,
+    n_train: int,
+    seed: int,
+    device: Any = None,
+) -> CnnRepresentations:
+    """The CNN's logits and penultimate features of the subsample's uint8 ``images`` and the
+    penultimate features of the ``n_train`` training images of split 0
+    (:func:`mnist_train_rows`) with their labels (what the CNN was trained on)
+    (:func:`reliquant.compare.reproduction.cnn_features.cnn_outputs`)."""
+    rows = mnist_train_rows(len(train_images), n_train, seed=seed)
+    logits, features = cnn_outputs(model, images, device=device)
+    _, train_features = cnn_outputs(model, np.asarray(train_images)[rows], device=device)
+    labels = np.asarray(train_labels, dtype=np.int64)[rows]
+    return CnnRepresentations(logits, features, train_features, labels)
 
 
 def fit_mnist_model(
@@ -335,11 +386,7 @@ def fit_mnist_model(
     if kind not in TREE_MODELS:
         raise ValueError(f"model kind must be one of {list(TREE_MODELS)}; got {kind!r}")
     n = int(exp["n_train"])
-    if n > len(train_images):
-        raise ValueError(f"compare.mnist.n_train = {n} exceeds the {len(train_images)} images")
-    rows = np.sort(
-        block_rng(seed, "mnist_train", split).choice(len(train_images), n, replace=False)
-    )
+    rows = mnist_train_rows(len(train_images), n, seed=seed, split=split)
     X = np.asarray(train_images[rows], dtype=np.float32).reshape(n, -1) / np.float32(255.0)
     y = np.asarray(train_labels[rows], dtype=np.int64)
     params = dict(exp[kind])
