@@ -79,3 +79,18 @@ def test_one_training_set_can_disagree_with_all_of_them(cells):
     all_sets = family_contrast(split, z=2.0)["diff_mean"].to_numpy()
     first = family_contrast(one, z=2.0)["diff_mean"].to_numpy()
     assert not np.allclose(all_sets, first)
+
+
+def test_the_fields_comparators_do_not_enter_paper_000s_rule(cells):
+    """Paper 000's rule picks among scores of the predicted distribution (RULE_FAMILIES):
+    a perfect trust score or maximum logit added to the table changes neither its pick nor
+    its verdict (those meet the paper score in the family table)."""
+    from reliquant.compare.reproduction.contrasts import RULE_FAMILIES
+
+    assert RULE_FAMILIES == ("probability", "ensemble")
+    frame = assign_parts(nbc_cell_predictions(cells), validation_fraction=0.5, seed=1)
+    base = family_contrast(split_auarc([frame]), z=2.0)
+    oracle = frame["correct"].astype(float).to_numpy()
+    extra = frame.assign(trust_score=oracle, max_logit=oracle + 1.0)
+    with_field = family_contrast(split_auarc([extra]), z=2.0)
+    pd.testing.assert_frame_equal(base, with_field)

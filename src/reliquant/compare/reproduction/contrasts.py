@@ -13,13 +13,14 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from reliquant.compare import evaluate_hybrid
+from reliquant.compare import comparator_family, evaluate_hybrid
 from reliquant.compare.reproduction.cases import ALL_PARTS, condition_case, pooled_case
 from reliquant.compare.reproduction.tables import (
     CONDITIONS,
     PAPER_SCORES,
     family_of,
     score_columns,
+    split_grid_score,
 )
 from reliquant.compare.verdict import (
     family_verdict,
@@ -32,6 +33,7 @@ __all__ = [
     "DECLARED_SCHEMA",
     "HEADLINE_SCHEMA",
     "HYBRID_SCHEMA",
+    "RULE_FAMILIES",
     "TWO_CLASS_EQUIVALENTS",
     "VERDICTS",
     "declared_pairs",
@@ -143,10 +145,18 @@ def _wide(split: pd.DataFrame, part: str) -> Iterator[tuple[tuple[str, str, str]
         yield key, wide[list(dict.fromkeys(rows["score"]))]
 
 
+#: The comparator families whose scores paper 000's rule counts as uncertainty: read from the
+#: predicted distribution (one model's or a bootstrap's), as its five u_* metrics are; the
+#: failure-detection field's logit and feature-space scores meet the paper score in the
+#: family table instead (:mod:`reliquant.compare.reproduction.family_verdicts`).
+RULE_FAMILIES = ("probability", "ensemble")
+
+
 def family_contrast(split: pd.DataFrame, *, z: float) -> pd.DataFrame:
     """Paper 000's rule on every data set and case (module docstring; the nbc topic's
     ``claims_check``): the paper robustness score (:data:`PAPER_SCORES`) and the uncertainty
-    score with the largest mean AU-ARC over splits (the first listed on a tie), ``d_s`` their
+    score of :data:`RULE_FAMILIES` with the largest mean AU-ARC over splits (the first listed
+    on a tie), ``d_s`` their
     paired difference; ``robustness`` if ``mean d > z se``, ``uncertainty`` if ``mean d <
     -z se``, else ``undecided`` (``se = sd(d) / sqrt(S)``; one split: undecided). Columns:
     :data:`CONTRAST_SCHEMA`."""
@@ -154,7 +164,8 @@ def family_contrast(split: pd.DataFrame, *, z: float) -> pd.DataFrame:
     for (dataset, case, condition), wide in _wide(split, ALL_PARTS):
         means = wide.mean()
         rq = [s for s in wide.columns if s in PAPER_SCORES]
-        uq = [s for s in wide.columns if family_of(s) == "uncertainty"]
+        uq = [s for s in wide.columns if family_of(s) == "uncertainty"
+              and comparator_family(split_grid_score(s)[0]) in RULE_FAMILIES]  # fmt: skip
         if not rq or not uq:
             raise ValueError(f"data set {dataset} needs a paper score and an uncertainty score")
         best_r = max(rq, key=lambda s: means[s])
