@@ -1,6 +1,6 @@
 """The CNN's deep ensemble (compare.mnist.ensemble_members): member seeds, the members'
 softmax and the two ensemble columns against a direct numpy computation, the CNN table with
-and without members, and the plan of a dry run (default: no member; compare_full: 5)."""
+and without members, and the workflow's plan in tests/workflow/test_workflow.py."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from workflow_helpers import planned_jobs, snakemake
 
 from reliquant.compare import SCORE_COMPARATOR_FAMILY
 from reliquant.compare.reproduction.cnn_ensemble import (
@@ -143,18 +142,3 @@ def test_the_cnn_table_without_members_is_unchanged_and_with_them_gains_two_colu
     np.testing.assert_array_equal(
         with_members["ensemble_max_probability"], stack.mean(axis=0).max(axis=1)
     )
-
-
-def test_dry_run_plans_members_in_the_full_preset_only() -> None:
-    # --forceall: the whole plan, whatever results the checkout already holds
-    default = planned_jobs(snakemake(REPO, "-n", "--forceall", "compare").stdout)
-    full = planned_jobs(
-        snakemake(
-            REPO, "-n", "--forceall", "compare",
-            "--configfile", "workflow/presets/compare_full.yaml",
-        ).stdout
-    )  # fmt: skip
-    assert "compare_ensemble_member" not in default
-    assert full["compare_ensemble_member"] == 5
-    assert full["compare_cnn"] == default["compare_cnn"] == 1
-    assert full["mlm_train"] == default["mlm_train"] == 1  # the mlm CNN is trained once
