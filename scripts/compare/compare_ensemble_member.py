@@ -8,7 +8,7 @@ from reliquant.mlm import pin_cpu_kernels
 pin_cpu_kernels()
 
 from reliquant.core.datasets import load_mnist_split  # noqa: E402
-from reliquant.core.io import log_written  # noqa: E402
+from reliquant.core.io.atomic import log_written  # noqa: E402
 from reliquant.core.runlog import start_job  # noqa: E402
 from reliquant.mlm import train_cnn  # noqa: E402
 from reliquant.mlm.cnn import save_model  # noqa: E402
