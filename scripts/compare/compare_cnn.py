@@ -1,5 +1,6 @@
 """Rule compare_cnn: the CNN's per-prediction table (softmax partitions + Monte Carlo
-robustness of the trained CNN, its logit and penultimate-feature comparators)."""
+robustness of the trained CNN, its logit and penultimate-feature comparators, and the deep
+ensemble's scores when compare.mnist.ensemble_members > 0)."""
 
 from reliquant.mlm import pin_cpu_kernels
 
@@ -9,6 +10,10 @@ pin_cpu_kernels()
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
+from reliquant.compare.reproduction.cnn_ensemble import (  # noqa: E402
+    ensemble_columns,
+    member_softmax,
+)
 from reliquant.compare.reproduction.mnist import (  # noqa: E402
     cnn_predict,
     cnn_predictions,
@@ -47,6 +52,18 @@ representations = cnn_representations(
     seed=p.seed,
     device=device,
 )
+ensemble = None
+if inp.members:  # compare.mnist.ensemble_members > 0 (the compare_full preset)
+    members = [load_model(path, device=device) for path in inp.members]
+    ensemble = ensemble_columns(
+        member_softmax(
+            members,
+            images,
+            batch_size=snakemake.config["mlm"]["infer"]["batch_size"],
+            device=device,
+        )
+    )
+    log.info("deep ensemble of %d members", len(members))
 frame = cnn_predictions(
     meta,
     images,
@@ -59,6 +76,7 @@ frame = cnn_predictions(
     batch_rows=snakemake.config["compare"]["speed"]["batch_rows"],
     n_splits=p.n_splits,
     representations=representations,
+    ensemble=ensemble,
 )
 frame = assign_parts(
     frame, validation_fraction=snakemake.params.validation_fraction, seed=snakemake.params.seed

@@ -94,6 +94,23 @@ def test_compare_plans_one_job_per_configured_benchmark_set():
     assert "MissingRuleException" in proc.stdout + proc.stderr
 
 
+def test_deep_ensemble_members_are_planned_in_the_full_preset_only():
+    """compare.mnist.ensemble_members: 0 in the default run (no member trained), 5 in the
+    compare_full preset (rule compare_ensemble_member, each an input of compare_cnn)."""
+    # --forceall: the whole plan, whatever results the checkout already holds
+    default = planned_jobs(snakemake(REPO, "-n", "--forceall", "compare").stdout)
+    proc = snakemake(REPO, "-n", "--forceall", "compare",
+                     "--configfile", "workflow/presets/compare_full.yaml")  # fmt: skip
+    full = planned_jobs(proc.stdout)
+    for m in range(5):
+        assert f"output: results/compare/ensemble/cnn_member{m}.pt" in proc.stdout, m
+    assert "cnn_member5.pt" not in proc.stdout
+    assert "compare_ensemble_member" not in default
+    assert full["compare_ensemble_member"] == 5
+    assert full["compare_cnn"] == default["compare_cnn"] == 1
+    assert full["mlm_train"] == default["mlm_train"] == 1  # the mlm CNN is trained once
+
+
 def test_protocol_target_plans_the_protocol_on_each_configured_table():
     proc = snakemake(REPO, "-n", "--forceall", "compare_protocol")
     jobs = planned_jobs(proc.stdout + proc.stderr)

@@ -12,6 +12,7 @@
 # Resources (threads, mem_mb, runtime in minutes): measured benchmarks/ peaks x 1.5 + 500 MB
 # and wall times x 3, at least 1000 MB and 5 minutes (CONTRIBUTING.md, Resources).
 
+from reliquant.compare.reproduction.cnn_ensemble import ensemble_member_seeds
 from reliquant.compare.reproduction.settings import (
     check_benchmarks,
     check_selection,
@@ -34,6 +35,15 @@ check_benchmarks(COMPARE, DATA_BENCHMARKS)
 COMPARE_BENCHMARKS = list(COMPARE["benchmarks"])
 COMPARE_CLEAN = MLM["perturbed"]["clean_partition"]
 COMPARE_MNIST = COMPARE["mnist"]
+# The deep ensemble of the CNN: compare.mnist.ensemble_members members (0 = none, the default
+# run), member m trained from block_int_seed(compare.seed, "cnn_ensemble", m); a seed equal to
+# mlm.seed is refused (reliquant.compare.reproduction.cnn_ensemble).
+COMPARE_ENSEMBLE_SEEDS = ensemble_member_seeds(
+    COMPARE["seed"], COMPARE_MNIST["ensemble_members"], mlm_seed=MLM["seed"]
+)
+COMPARE_ENSEMBLE_MODELS = expand(
+    "results/compare/ensemble/cnn_member{member}.pt", member=range(len(COMPARE_ENSEMBLE_SEEDS))
+)
 # Per-data-set settings of the MNIST tree models (their kind -> data set key).
 COMPARE_TREE_KINDS = {"rf_mnist": "random_forest", "xgb_mnist": "xgboost"}
 COMPARE_NBC_CELLS = [

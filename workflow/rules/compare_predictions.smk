@@ -38,6 +38,8 @@ rule compare_cnn:
         softmax=expand("results/mlm/softmax/{p}.parquet", p=[COMPARE_CLEAN] + COMPARE_CORRUPTIONS),
         train="results/mlm/softmax/train.parquet",
         train_images="results/data/mnist_train.parquet",
+        # the deep ensemble's members: none in the default run (compare.mnist.ensemble_members)
+        members=COMPARE_ENSEMBLE_MODELS,
     output:
         "results/compare/predictions/cnn_mnist.parquet",
     params:
@@ -65,6 +67,39 @@ rule compare_cnn:
         ENV_TORCH
     script:
         "../../scripts/compare/compare_cnn.py"
+
+
+# Member m of the CNN's deep ensemble (compare.mnist.ensemble_members > 0 only: the
+# compare_full preset): the mlm topic's training (mlm.train, mlm.threads, mlm.device) from the
+# member's seed, so each member costs one mlm_train job.
+rule compare_ensemble_member:
+    input:
+        train="results/data/mnist_train.parquet",
+        test="results/data/mnist_test.parquet",
+    output:
+        model="results/compare/ensemble/cnn_member{member}.pt",
+    params:
+        code=script_code_digest("scripts/compare/compare_ensemble_member.py"),
+        member=lambda wc: int(wc.member),
+        seed=lambda wc: COMPARE_ENSEMBLE_SEEDS[int(wc.member)],
+        train=config["mlm"]["train"],
+        device=config["mlm"]["device"],
+    log:
+        "logs/compare/ensemble_member{member}.log",
+    benchmark:
+        "benchmarks/compare/ensemble_member{member}.tsv"
+    wildcard_constraints:
+        member="|".join(str(m) for m in range(len(COMPARE_ENSEMBLE_SEEDS))) or "^$",
+    threads: config["mlm"]["threads"]
+    # as mlm_train (the same training)
+    resources:
+        mem_mb=3500,
+        runtime=9,
+        gpu=config["mlm"]["gpus_per_job"],
+    conda:
+        ENV_TORCH
+    script:
+        "../../scripts/compare/compare_ensemble_member.py"
 
 
 rule compare_trees_mnist:

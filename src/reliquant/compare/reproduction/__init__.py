@@ -13,6 +13,8 @@ mnist        the MNIST subsample (clean test images and each corruption at chose
              random forest / XGBoost models fitted here with their scores
 cnn_features the CNN's logits and penultimate features on the compare subsample and a
              training subsample (forward hooks), checked against the stored softmax
+cnn_ensemble the deep ensemble of the CNN (compare.mnist.ensemble_members members, each
+             seeded from compare.seed): member seeds, softmax stack, its two score columns
 comparators  the failure-detection comparator columns of the tables (DOCTOR, logit scores,
              feature-space distances)
 tabular      Pima (XGBoost, tree robustness, a noise shift), the NBC paper's synthetic cells

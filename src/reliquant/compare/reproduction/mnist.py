@@ -304,6 +304,7 @@ def cnn_predictions(
     batch_rows: int = 65536,
     n_splits: int = 1,
     representations: CnnRepresentations | None = None,
+    ensemble: Mapping[str, np.ndarray] | None = None,
 ) -> pd.DataFrame:
     """The CNN's per-prediction table (module docstring; ``split`` from :func:`sample_splits`,
     one model): ``softmax`` the subsample's rows
@@ -312,7 +313,10 @@ def cnn_predictions(
     ``compare.mnist`` section (``variances``, ``n_draws``). With ``representations``
     (:func:`cnn_representations`; its logits checked against ``softmax``,
     :func:`~reliquant.compare.reproduction.cnn_features.check_logits`) the table also holds
-    the logit and feature-space comparators; without, ``doctor_alpha`` alone."""
+    the logit and feature-space comparators; without, ``doctor_alpha`` alone. ``ensemble``:
+    the deep ensemble's columns in the subsample's order
+    (:func:`~reliquant.compare.reproduction.cnn_ensemble.ensemble_columns`), appended last;
+    ``None`` (no members) adds none."""
     proba = softmax[[f"p{c}" for c in range(10)]].to_numpy(dtype=np.float64)
     pred = softmax["prediction"].to_numpy(dtype=np.int64)
     centroids = fit_centroids(train_softmax, np.asarray(train_labels, dtype=np.int64), seed=seed)
@@ -332,8 +336,8 @@ def cnn_predictions(
     return prediction_frame(
         dataset="cnn_mnist", case=meta["case"], condition=_condition(meta["case"]),
         corruption=meta["corruption"], item=meta["test_index"], label=meta["label"],
-        prediction=pred, scores={**mc, **scores, **comparator_columns(proba, pred, **extra)},
-        split=sample_splits(meta, n_splits, seed),
+        prediction=pred, split=sample_splits(meta, n_splits, seed),
+        scores={**mc, **scores, **comparator_columns(proba, pred, **extra), **(ensemble or {})},
     )  # fmt: skip
 
 
