@@ -109,6 +109,8 @@ def test_deep_ensemble_members_are_planned_in_the_full_preset_only():
     assert full["compare_ensemble_member"] == 5
     assert full["compare_cnn"] == default["compare_cnn"] == 1
     assert full["mlm_train"] == default["mlm_train"] == 1  # the mlm CNN is trained once
+    # the target compare makes every table of the topic, the certified thresholds included
+    assert full["compare_certified"] == default["compare_certified"] == 1
 
 
 def test_protocol_target_plans_the_protocol_on_each_configured_table():

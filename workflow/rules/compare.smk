@@ -63,7 +63,17 @@ COMPARE_PREDICTIONS = expand("results/compare/predictions/{d}.parquet", d=COMPAR
 COMPARE_FIGS = "results/figures/compare"
 
 # The topic's final outputs (collected by all_targets()).
-COMPARE_TARGETS = COMPARE_PREDICTIONS + [
+# Rule compare_certified's outputs (compare_certified.smk), listed here: a rule's input list
+# is taken when the rule is defined, so a later extend would not reach rule compare.
+COMPARE_CERTIFIED = [
+    "results/compare/certified.parquet",
+    "results/compare/certified_summary.parquet",
+    "results/compare/certified_claims.parquet",
+    "results/compare/certified.md",
+    f"{COMPARE_FIGS}/certified.png",
+    f"{COMPARE_FIGS}/certified.pdf",
+]
+COMPARE_TARGETS = COMPARE_PREDICTIONS + COMPARE_CERTIFIED + [
     "results/compare/auarc.parquet",
     "results/compare/auarc.md",
     "results/compare/contrast.parquet",

@@ -2,7 +2,7 @@
 # data set certified on each split's clean validation part (selective risk at most a target
 # with probability >= 1 - delta), its coverage and violations measured on the split's clean
 # and shifted test parts; the first paper score against the comparator fixed in config.
-# Included after compare.smk: it uses that file's constants and extends COMPARE_TARGETS.
+# Included after compare.smk: it uses that file's constants (its outputs are in COMPARE_TARGETS).
 # Resources (threads, mem_mb, runtime in minutes): measured benchmarks/ peaks x 1.5 + 500 MB
 # and wall times x 3, at least 1000 MB and 5 minutes (CONTRIBUTING.md, Resources).
 
@@ -11,15 +11,6 @@ from reliquant.compare.reproduction.certified import check_certified
 # Every entry of compare.certified.datasets a data set of this run; every comparator one of
 # the data set's declared uncertainty scores.
 check_certified(COMPARE["certified"], COMPARE_DATASETS, COMPARE["comparisons"])
-COMPARE_CERTIFIED = [
-    "results/compare/certified.parquet",
-    "results/compare/certified_summary.parquet",
-    "results/compare/certified_claims.parquet",
-    "results/compare/certified.md",
-    f"{COMPARE_FIGS}/certified.png",
-    f"{COMPARE_FIGS}/certified.pdf",
-]
-COMPARE_TARGETS.extend(COMPARE_CERTIFIED)
 
 
 rule compare_certified:
