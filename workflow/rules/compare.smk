@@ -73,30 +73,34 @@ COMPARE_CERTIFIED = [
     f"{COMPARE_FIGS}/certified.png",
     f"{COMPARE_FIGS}/certified.pdf",
 ]
-COMPARE_TARGETS = COMPARE_PREDICTIONS + COMPARE_CERTIFIED + [
-    "results/compare/auarc.parquet",
-    "results/compare/auarc.md",
-    "results/compare/contrast.parquet",
-    "results/compare/declared.parquet",
-    "results/compare/headline.parquet",
-    "results/compare/families.parquet",
-    "results/compare/families.md",
-    "results/compare/hybrid.parquet",
-    "results/compare/hybrid.md",
-    "results/compare/paper_comparison.parquet",
-    "results/compare/paper_claims.parquet",
-    f"{COMPARE_FIGS}/rejection_curves.png",
-    f"{COMPARE_FIGS}/rejection_curves.pdf",
-    f"{COMPARE_FIGS}/difference_heatmap.png",
-    f"{COMPARE_FIGS}/forest.png",
-    f"{COMPARE_FIGS}/forest.pdf",
-    f"{COMPARE_FIGS}/noise_scale.png",
-    "results/compare/noise.parquet",
-    # the dynamic-selection protocol's small case (rule compare_selection_default)
-    "results/compare/selection_default.parquet",
-    "results/compare/selection_default.md",
-    f"{COMPARE_FIGS}/selection_default.png",
-]
+COMPARE_TARGETS = (
+    COMPARE_PREDICTIONS
+    + COMPARE_CERTIFIED
+    + [
+        "results/compare/auarc.parquet",
+        "results/compare/auarc.md",
+        "results/compare/contrast.parquet",
+        "results/compare/declared.parquet",
+        "results/compare/headline.parquet",
+        "results/compare/families.parquet",
+        "results/compare/families.md",
+        "results/compare/hybrid.parquet",
+        "results/compare/hybrid.md",
+        "results/compare/paper_comparison.parquet",
+        "results/compare/paper_claims.parquet",
+        f"{COMPARE_FIGS}/rejection_curves.png",
+        f"{COMPARE_FIGS}/rejection_curves.pdf",
+        f"{COMPARE_FIGS}/difference_heatmap.png",
+        f"{COMPARE_FIGS}/forest.png",
+        f"{COMPARE_FIGS}/forest.pdf",
+        f"{COMPARE_FIGS}/noise_scale.png",
+        "results/compare/noise.parquet",
+        # the dynamic-selection protocol's small case (rule compare_selection_default)
+        "results/compare/selection_default.parquet",
+        "results/compare/selection_default.md",
+        f"{COMPARE_FIGS}/selection_default.png",
+    ]
+)
 
 
 rule compare:
