@@ -54,12 +54,10 @@ from reliquant.compare import (
     binomial_upper_bound,
     certify_rows,
     clopper_pearson_interval,
-    family_verdict,
     paired_t,
 )
-from reliquant.compare.reproduction.evaluation import holm
+from reliquant.compare.reproduction.contrasts import holm_verdicts
 from reliquant.compare.reproduction.tables import (
-    BENCHMARK_TITLES,
     CONDITIONS,
     DATASET_TITLES,
     family_of,
@@ -277,11 +275,7 @@ def certified_claims(table: pd.DataFrame, *, confidence: float) -> pd.DataFrame:
             row["p_value"], row["verdict"] = math.nan, "nothing certified"
         out.append(row)
     frame = pd.DataFrame(out, columns=[*CERTIFIED_CLAIMS_SCHEMA.names])
-    frame["p_holm"] = holm(frame["p_value"].to_numpy(dtype=float))
-    frame["verdict"] = [
-        r["verdict"] or family_verdict(r["diff_mean"], r["p_holm"], alpha=1 - confidence)
-        for r in frame.to_dict("records")
-    ]
+    holm_verdicts(frame, confidence=confidence)
     return frame[CERTIFIED_CLAIMS_SCHEMA.names]
 
 
@@ -307,9 +301,7 @@ def certified_answers(summary: pd.DataFrame) -> pd.DataFrame:
 
 # ----------------------------------------------------------------------------- reports
 def _title(dataset: str) -> str:
-    return DATASET_TITLES.get(dataset) or BENCHMARK_TITLES.get(
-        dataset.removeprefix("bench_"), dataset
-    )
+    return DATASET_TITLES.get(dataset, dataset)
 
 
 def _pct(x: float) -> str:

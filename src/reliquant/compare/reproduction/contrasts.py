@@ -41,6 +41,7 @@ __all__ = [
     "family_contrast",
     "headline_table",
     "holm",
+    "holm_verdicts",
     "hybrid_table",
 ]
 
@@ -134,6 +135,21 @@ def holm(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
     adj = np.minimum(1.0, (m - np.arange(m)) * p[order])
     out[order] = np.maximum.accumulate(adj)
     return out
+
+
+def holm_verdicts(table: pd.DataFrame, *, confidence: float) -> pd.DataFrame:
+    """In place, and returned: ``p_holm``, Holm's adjustment (:func:`holm`) of the table's
+    ``p_value`` over every row, and ``verdict`` where it is still empty:
+    :func:`reliquant.compare.family_verdict` of ``diff_mean`` at ``1 - confidence``. A row
+    that already says why it is not a test (``identical ranking``, ``nothing certified``)
+    keeps its verdict and a NaN p-value."""
+    table["p_holm"] = holm(table["p_value"].to_numpy(dtype=float))
+    alpha = 1 - confidence
+    table["verdict"] = [
+        r["verdict"] or family_verdict(r["diff_mean"], r["p_holm"], alpha=alpha)
+        for r in table.to_dict("records")
+    ]
+    return table
 
 
 def _wide(split: pd.DataFrame, part: str) -> Iterator[tuple[tuple[str, str, str], pd.DataFrame]]:
@@ -250,12 +266,7 @@ def declared_table(
                 row["verdict"] = "identical ranking"
             out.append(row)
     table = pd.DataFrame(out)
-    table["p_holm"] = holm(table["p_value"].to_numpy())
-    alpha = 1 - confidence
-    table["verdict"] = [
-        r["verdict"] or family_verdict(r["diff_mean"], r["p_holm"], alpha=alpha)
-        for r in table.to_dict("records")
-    ]
+    holm_verdicts(table, confidence=confidence)
     return table[DECLARED_SCHEMA.names]
 
 
@@ -298,12 +309,7 @@ def headline_table(
                 row["verdict"] = "identical ranking"
             out.append(row)
     table = pd.DataFrame(out)
-    table["p_holm"] = holm(table["p_value"].to_numpy())
-    alpha = 1 - confidence
-    table["verdict"] = [
-        r["verdict"] or family_verdict(r["diff_mean"], r["p_holm"], alpha=alpha)
-        for r in table.to_dict("records")
-    ]
+    holm_verdicts(table, confidence=confidence)
     return table[HEADLINE_SCHEMA.names]
 
 

@@ -39,11 +39,10 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from reliquant.compare import COMPARATOR_FAMILIES, comparator_family, family_verdict
+from reliquant.compare import COMPARATOR_FAMILIES, comparator_family
 from reliquant.compare.reproduction.cases import condition_case
-from reliquant.compare.reproduction.contrasts import HEADLINE_SCHEMA, holm
+from reliquant.compare.reproduction.contrasts import HEADLINE_SCHEMA, holm_verdicts
 from reliquant.compare.reproduction.tables import (
-    BENCHMARK_TITLES,
     CONDITIONS,
     DATASET_TITLES,
     score_columns,
@@ -126,19 +125,12 @@ def family_table(
                     row["verdict"] = "identical ranking"
                 out.append(row)
     table = pd.DataFrame(out)
-    table["p_holm"] = holm(table["p_value"].to_numpy())
-    alpha = 1 - confidence
-    table["verdict"] = [
-        r["verdict"] or family_verdict(r["diff_mean"], r["p_holm"], alpha=alpha)
-        for r in table.to_dict("records")
-    ]
+    holm_verdicts(table, confidence=confidence)
     return table[FAMILY_VERDICT_SCHEMA.names]
 
 
 def _title(dataset: str) -> str:
-    return DATASET_TITLES.get(dataset) or BENCHMARK_TITLES.get(
-        dataset.removeprefix("bench_"), dataset
-    )
+    return DATASET_TITLES.get(dataset, dataset)
 
 
 def _num(value: float, fmt: str = ".3f") -> str:
