@@ -14,6 +14,7 @@ import time
 
 import numpy as np
 
+from reliquant.trees.ensemble_views import ensemble_views
 from reliquant.trees.structure import TreeEnsemble
 
 __all__ = [
@@ -68,29 +69,28 @@ class LeafTables:
         others = np.array([c for c in range(K) if c != y], dtype=np.int64)
         # exact leaf values in float64 and the eps that covers the library's rounding
         unit, base = score_unit_and_base(ens)
+        views = ensemble_views(ens)
+        lo, hi = root_lo.tolist(), root_hi.tolist()
         leaf_rows = []  # (tree, node, cond list)
         const_leaf = np.full(ens.n_trees, -1, dtype=np.int64)
-        max_abs = 0.0
         live_trees = []
-        for k, tree in enumerate(ens.trees):
+        for k, (feature, boundary, left, right) in enumerate(views.lists):
             if deadline is not None and time.perf_counter() > deadline:
                 raise OutOfTime(f"the leaf tables passed their deadline at tree {k}")
-            vals = ens.tree_scores(k).astype(np.float64)
-            max_abs += float(np.abs(vals[tree.left < 0]).max()) if tree.n_nodes else 0.0
             reach = []
             stack = [(0, [])]
             while stack:
                 node, conds = stack.pop()
-                if tree.left[node] < 0:
+                if left[node] < 0:
                     reach.append((node, conds))
                     continue
-                f, b = int(tree.feature[node]), float(tree.boundary[node])
-                if root_lo[f] < b:  # left (x <= b) reachable
-                    c = conds if root_hi[f] <= b else [*conds, (f, b, True)]
-                    stack.append((int(tree.left[node]), c))
-                if root_hi[f] > b:  # right (x > b) reachable
-                    c = conds if root_lo[f] >= b else [*conds, (f, b, False)]
-                    stack.append((int(tree.right[node]), c))
+                f, b = feature[node], boundary[node]
+                if lo[f] < b:  # left (x <= b) reachable
+                    c = conds if hi[f] <= b else [*conds, (f, b, True)]
+                    stack.append((left[node], c))
+                if hi[f] > b:  # right (x > b) reachable
+                    c = conds if lo[f] >= b else [*conds, (f, b, False)]
+                    stack.append((right[node], c))
             if len(reach) == 1:
                 const_leaf[k] = reach[0][0]
             else:
@@ -98,6 +98,7 @@ class LeafTables:
                 live_trees.append(k)
                 for node, conds in reach:
                     leaf_rows.append((k, node, conds))
+        max_abs = views.max_abs_sum  # the leaves' largest |score|, summed tree by tree
         self.const_leaf = const_leaf
         self.live_trees = np.array(live_trees, dtype=np.int64)
         n_scale = ens.n_trees + 1
@@ -106,7 +107,7 @@ class LeafTables:
         # constant part of s_y - s_c
         const_diff = base[y] - base[others]
         for k in np.nonzero(const_leaf >= 0)[0]:
-            v = ens.tree_scores(int(k))[const_leaf[k]].astype(np.float64)
+            v = views.scores64[k][const_leaf[k]]
             const_diff = const_diff + (v[y] - v[others])
         self.const_diff = const_diff
         self.others = others
@@ -122,17 +123,18 @@ class LeafTables:
         self.cf = np.zeros((L, P), dtype=np.int64)
         self.cb = np.full((L, P), np.inf)
         self.cl = np.ones((L, P), dtype=bool)
-        self.leaf_tree = np.empty(L, dtype=np.int64)
-        self.leaf_node = np.empty(L, dtype=np.int64)
+        self.leaf_tree = np.array([k for k, _, _ in leaf_rows], dtype=np.int64)
+        self.leaf_node = np.array([node for _, node, _ in leaf_rows], dtype=np.int64)
+        at_i = [i for i, (_, _, conds) in enumerate(leaf_rows) for _ in conds]
+        at_j = [j for _, _, conds in leaf_rows for j in range(len(conds))]
+        if at_i:
+            fmap_list = fmap.tolist()
+            self.cf[at_i, at_j] = [fmap_list[f] for _, _, conds in leaf_rows for f, _, _ in conds]
+            self.cb[at_i, at_j] = [b for _, _, conds in leaf_rows for _, b, _ in conds]
+            self.cl[at_i, at_j] = [is_left for _, _, conds in leaf_rows for _, _, is_left in conds]
         D = np.empty((L, len(others)))
-        for i, (k, node, conds) in enumerate(leaf_rows):
-            self.leaf_tree[i] = k
-            self.leaf_node[i] = node
-            for j, (f, b, is_left) in enumerate(conds):
-                self.cf[i, j] = fmap[f]
-                self.cb[i, j] = b
-                self.cl[i, j] = is_left
-            v = ens.tree_scores(k)[node].astype(np.float64)
+        for i, (k, node, _) in enumerate(leaf_rows):
+            v = views.scores64[k][node]
             D[i] = v[y] - v[others]
         self.D = D
         self.L = L

@@ -18,6 +18,7 @@ from collections import OrderedDict
 
 import numpy as np
 
+from reliquant.trees.ensemble_views import ensemble_views
 from reliquant.trees.leaf_tables import link_eps, score_unit_and_base
 from reliquant.trees.structure import TreeEnsemble
 
@@ -39,13 +40,8 @@ MASK_LEAVES = 8  # a tree's leaf mask is one byte: at most 8 reachable leaves
 MASK_MIN_TREES = 8  # leaf masks from this many live trees on (fewer: the walks are as quick)
 
 
-def _as_lists(tree) -> tuple[list, list, list, list]:
-    """``tree``'s (feature, boundary, left, right) as Python lists (quick to index)."""
-    return tree.feature.tolist(), tree.boundary.tolist(), tree.left.tolist(), tree.right.tolist()
-
-
 def _prune(tree, root_lo: list, root_hi: list) -> tuple[list, list]:
-    """(reachable leaves, in-play inner nodes) of ``tree`` (:func:`_as_lists`) inside the
+    """(reachable leaves, in-play inner nodes) of ``tree`` (its :func:`ensemble_views` lists) inside the
     region ``root_lo < x <= root_hi`` (lists of the edges)."""
     feature, boundary, left, right = tree
     leaves, inner, stack = [], [], [0]
@@ -66,7 +62,7 @@ def _prune(tree, root_lo: list, root_hi: list) -> tuple[list, list]:
 
 
 def _compact(tree, vals, root_lo, root_hi, fmap, cuts, nodes, leaf_rows) -> tuple[int, int]:
-    """Append ``tree``'s (:func:`_as_lists`) in-play splits and reachable leaves; return
+    """Append ``tree``'s (its :func:`ensemble_views` lists) in-play splits and reachable leaves; return
     (compact root, depth). ``fmap``: each feature's in-play index (a list); ``cuts``: each
     in-play feature's sorted cuts (lists).
 
@@ -184,9 +180,7 @@ def _decision_eps(ens: TreeEnsemble) -> float:
     engine's margin, :class:`reliquant.trees.leaf_tables.LeafTables`)."""
     unit, _ = score_unit_and_base(ens)
     base = 0.0 if ens.aggregation == "mean_proba" else float(np.abs(ens.base_margin).max())
-    max_abs = sum(
-        float(np.abs(ens.tree_scores(k)[t.left < 0]).max()) for k, t in enumerate(ens.trees)
-    )
+    max_abs = ensemble_views(ens).max_abs_sum  # the leaves' largest |score|, tree by tree
     eps = 4.0 * (ens.n_trees + 1) * unit * (max_abs + base) + 1e-300
     return max(eps, link_eps(ens))
 
@@ -197,7 +191,8 @@ def tree_tables(ens: TreeEnsemble, root_lo: np.ndarray, root_hi: np.ndarray) -> 
     the tables)."""
     d, K = ens.n_features, ens.n_classes
     lo_list, hi_list = root_lo.tolist(), root_hi.tolist()
-    trees = [_as_lists(t) for t in ens.trees]
+    views = ensemble_views(ens)
+    trees = views.lists
     pruned = [_prune(t, lo_list, hi_list) for t in trees]
     per_feat: dict[int, set] = {}
     for (feature, boundary, _, _), (_, inner) in zip(trees, pruned, strict=True):
@@ -219,7 +214,7 @@ def tree_tables(ens: TreeEnsemble, root_lo: np.ndarray, root_hi: np.ndarray) -> 
     const = score_unit_and_base(ens)[1].astype(np.float64).copy()
     fmap_list, cut_lists = fmap.tolist(), [c.tolist() for c in cuts]
     for k, (t, (leaves, _)) in enumerate(zip(trees, pruned, strict=True)):
-        vals = ens.tree_scores(k).astype(np.float64)
+        vals = views.scores64[k]
         if len(leaves) == 1:
             fixed_vals[k] = vals[leaves[0]]
             const += vals[leaves[0]]

@@ -122,6 +122,7 @@ class Plan(NamedTuple):
 
 
 U53 = 2**53  # the kernel's uniforms are integers r in [0, 2^53): u = r / 2^53
+_U53_END = np.array([U53], dtype=np.int64)  # the sentinel that ends a feature's thresholds
 
 
 def _guide_tables(cdf_parts: list) -> tuple[np.ndarray, ...]:
@@ -145,7 +146,7 @@ def _guide_tables(cdf_parts: list) -> tuple[np.ndarray, ...]:
         g = int(min(12, max(1, np.ceil(np.log2(last + 1)) + 2)))
         starts = np.arange(2**g, dtype=np.int64) << (53 - g)
         guide.append(np.searchsorted(t, starts, side="left").astype(np.int16))
-        thr.append(np.r_[t, np.int64(U53)])
+        thr.append(np.concatenate((t, _U53_END)))
         goff.append(goff[-1] + 2**g)
         gshift.append(53 - g)
     if not cdf_parts:
@@ -241,7 +242,10 @@ def build_plan(
         root_hi[fixed] = np.minimum(root_hi[fixed], mu)
     t = cached_tree_tables(ens, root_lo, root_hi)
     feats, cuts = t["features"], t.pop("cuts")
-    edges = [np.r_[root_lo[f], c, root_hi[f]] for f, c in zip(feats, cuts, strict=True)]
+    edges = [
+        np.concatenate((root_lo[f : f + 1], c, root_hi[f : f + 1]))
+        for f, c in zip(feats.tolist(), cuts, strict=True)
+    ]
     z_edges = _edge_scores(noise, feats, edges)
     zcut = np.concatenate([z[1:-1] for z in z_edges]) if cuts else np.zeros(0)
     cdf_parts = [normal_cdf(z) for z in z_edges]

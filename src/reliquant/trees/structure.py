@@ -374,7 +374,9 @@ class TreeEnsemble:
             X = np.where(np.abs(X) <= LGBM_ZERO, 0.0, X)
         X32 = X.astype(np.float32) if self.rule in ("le32", "lt32") else X
         if X.shape[0] == 1:  # one row: a scalar walk (no per-level array calls)
-            return self._leaf_indices_row(X32[0])[None, :]
+            from reliquant.trees.ensemble_views import leaf_indices_row  # it imports this module
+
+            return leaf_indices_row(self, X32[0])[None, :]
         out = np.empty((X.shape[0], self.n_trees), dtype=np.int64)
         rows = np.arange(X.shape[0])
         for k, tree in enumerate(self.trees):
@@ -394,24 +396,26 @@ class TreeEnsemble:
             out[:, k] = node
         return out
 
-    def _leaf_indices_row(self, x: np.ndarray) -> np.ndarray:
-        """:meth:`leaf_indices` of one row ``x`` (already float32 for the float32 rules)."""
-        lt32 = self.rule == "lt32"
-        xs = x.tolist() if not lt32 else x
-        out = np.empty(self.n_trees, dtype=np.int64)
-        for k, tree in enumerate(self.trees):
-            left, right, feat = tree.left, tree.right, tree.feature
-            thr = tree.threshold if not lt32 else tree.threshold.astype(np.float32)
-            node = 0
-            while left[node] >= 0:
-                go_left = xs[feat[node]] <= thr[node] if not lt32 else xs[feat[node]] < thr[node]
-                node = left[node] if go_left else right[node]
-            out[k] = node
-        return out
-
     def scores_from_leaves(self, leaves: np.ndarray) -> np.ndarray:
-        """Class scores ``(n, n_classes)`` from leaf ids, in the library's arithmetic."""
+        """Class scores ``(n, n_classes)`` from leaf ids, in the library's arithmetic (one
+        gather where :func:`reliquant.trees.ensemble_views.gathered_scores` applies, the
+        same numbers as the tree-by-tree sum)."""
+        from reliquant.trees.ensemble_views import gathered_scores  # it imports this module
+
         leaves = np.asarray(leaves, dtype=np.int64)
+        s = gathered_scores(self, leaves)
+        if s is None:
+            s = self._scores_tree_by_tree(leaves)
+        if (
+            self.aggregation != "mean_proba"
+            and self.n_classes == 2
+            and np.all(self.tree_class == 1)
+        ):
+            s[:, 0] = 0.0
+        return s
+
+    def _scores_tree_by_tree(self, leaves: np.ndarray) -> np.ndarray:
+        """The scores of :meth:`scores_from_leaves` summed tree by tree, in tree order."""
         n = leaves.shape[0]
         if self.aggregation == "mean_proba":
             s = np.zeros((n, self.n_classes), dtype=np.float64)
@@ -423,10 +427,7 @@ class TreeEnsemble:
         dt = np.float32 if self.aggregation == "margin" else np.float64
         s = np.tile(self.base_margin.astype(dt), (n, 1))
         for k in range(self.n_trees):
-            c = int(self.tree_class[k])
-            s[:, c] += self.trees[k].value[leaves[:, k], 0].astype(dt)
-        if self.n_classes == 2 and np.all(self.tree_class == 1):
-            s[:, 0] = 0.0
+            s[:, int(self.tree_class[k])] += self.trees[k].value[leaves[:, k], 0].astype(dt)
         return s
 
     def label_from_leaves(self, leaves: np.ndarray) -> np.ndarray:
