@@ -16,15 +16,38 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
-from reliquant.trees.structure import TreeEnsemble
-
-__all__ = ["GATHER_MAX", "EnsembleViews", "ensemble_views", "gathered_scores", "leaf_indices_row"]
+__all__ = [
+    "GATHER_MAX",
+    "EnsembleViews",
+    "EnsembleLike",
+    "ensemble_views",
+    "gathered_scores",
+    "leaf_indices_row",
+]
 
 #: Most leaf ids (rows x trees) that :func:`gathered_scores` gathers in one array.
 GATHER_MAX = 1_000_000
+
+
+class EnsembleLike(Protocol):
+    """What the views read of a :class:`reliquant.trees.structure.TreeEnsemble` (that module
+    calls this one, so this one does not import it)."""
+
+    trees: tuple
+    n_classes: int
+    rule: str
+    aggregation: str
+    tree_class: np.ndarray
+    base_margin: np.ndarray
+
+    @property
+    def n_trees(self) -> int: ...
+
+    def tree_scores(self, k: int) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
@@ -54,7 +77,7 @@ class EnsembleViews:
     class_trees: tuple[np.ndarray, ...]
 
 
-def _margin_tables(ens: TreeEnsemble) -> tuple[np.ndarray | None, tuple[np.ndarray, ...]]:
+def _margin_tables(ens: EnsembleLike) -> tuple[np.ndarray | None, tuple[np.ndarray, ...]]:
     if ens.aggregation == "mean_proba":
         return None, ()
     dt = np.float32 if ens.aggregation == "margin" else np.float64
@@ -67,7 +90,7 @@ def _margin_tables(ens: TreeEnsemble) -> tuple[np.ndarray | None, tuple[np.ndarr
     return table, tuple(np.nonzero(tree_class == c)[0] for c in range(ens.n_classes))
 
 
-def _build(ens: TreeEnsemble) -> EnsembleViews:
+def _build(ens: EnsembleLike) -> EnsembleViews:
     lists, thresholds, thresholds32, scores64, leaf_max = [], [], [], [], []
     total = 0.0
     for k, tree in enumerate(ens.trees):
@@ -101,7 +124,7 @@ _VIEWS_MAX = 4  # ensembles kept (most recently used)
 _VIEWS_LOCK = threading.Lock()
 
 
-def ensemble_views(ens: TreeEnsemble) -> EnsembleViews:
+def ensemble_views(ens: EnsembleLike) -> EnsembleViews:
     """The :class:`EnsembleViews` of ``ens``, built on first use and remembered for the last
     ``_VIEWS_MAX`` ensembles (keyed by identity; the entry holds the ensemble)."""
     key = id(ens)
@@ -118,8 +141,8 @@ def ensemble_views(ens: TreeEnsemble) -> EnsembleViews:
     return views
 
 
-def gathered_scores(ens: TreeEnsemble, leaves: np.ndarray) -> np.ndarray | None:
-    """The class scores of :meth:`TreeEnsemble.scores_from_leaves` (before a binary margin
+def gathered_scores(ens: EnsembleLike, leaves: np.ndarray) -> np.ndarray | None:
+    """The class scores of ``ens.scores_from_leaves(leaves)`` (before a binary margin
     model's class-0 column is zeroed) from one gather of the leaf values instead of a loop
     over the trees, or ``None`` where that does not apply: a ``mean_proba`` model with more
     than one row, or more than :data:`GATHER_MAX` leaf ids.
@@ -152,11 +175,11 @@ def gathered_scores(ens: TreeEnsemble, leaves: np.ndarray) -> np.ndarray | None:
     return s
 
 
-def leaf_indices_row(ens: TreeEnsemble, x: np.ndarray) -> np.ndarray:
-    """:meth:`TreeEnsemble.leaf_indices` of one row ``x`` (already float32 for the float32
-    rules), walked on the trees' lists: ``tolist`` keeps every value, so each comparison is
-    the arrays' one (``x <= threshold`` in float64; ``x < threshold`` in float32 for
-    ``lt32``, whose float32 values compare alike as Python floats)."""
+def leaf_indices_row(ens: EnsembleLike, x: np.ndarray) -> np.ndarray:
+    """``ens.leaf_indices(x)`` of one row ``x`` (already float32 for the float32 rules),
+    walked on the trees' lists: ``tolist`` keeps every value, so each comparison is the
+    arrays' one (``x <= threshold`` in float64; ``x < threshold`` in float32 for ``lt32``,
+    whose float32 values compare alike as Python floats)."""
     views = ensemble_views(ens)
     xs = x.tolist()
     lt32 = ens.rule == "lt32"
