@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -24,6 +25,7 @@ __all__ = [
     "GATHER_MAX",
     "EnsembleViews",
     "EnsembleLike",
+    "IdentityLRU",
     "ensemble_views",
     "gathered_scores",
     "leaf_indices_row",
@@ -55,9 +57,8 @@ class EnsembleViews:
     """Per tree ``k`` of an ensemble, in the ensemble's order:
 
     - ``lists[k]``: ``(feature, boundary, left, right)`` as Python lists;
-    - ``thresholds[k]``: the split thresholds as a list of float64 values;
-    - ``thresholds32[k]``: the same rounded to float32, for the ``lt32`` rule only (it
-      compares in float32; empty for the other rules);
+    - ``thresholds[k]``: the split thresholds the one-row walk compares with, as a list:
+      float64, or rounded to float32 for the ``lt32`` rule (it compares in float32);
     - ``scores64[k]``: ``tree_scores(k)`` in float64, read-only;
     - ``leaf_max_abs[k]``: the largest ``|score|`` over the tree's leaves (0 for an empty tree);
 
@@ -69,7 +70,6 @@ class EnsembleViews:
 
     lists: tuple[tuple[list, list, list, list], ...]
     thresholds: tuple[list, ...]
-    thresholds32: tuple[list, ...]
     scores64: tuple[np.ndarray, ...]
     leaf_max_abs: tuple[float, ...]
     max_abs_sum: float
@@ -91,15 +91,14 @@ def _margin_tables(ens: EnsembleLike) -> tuple[np.ndarray | None, tuple[np.ndarr
 
 
 def _build(ens: EnsembleLike) -> EnsembleViews:
-    lists, thresholds, thresholds32, scores64, leaf_max = [], [], [], [], []
+    lists, thresholds, scores64, leaf_max = [], [], [], []
     total = 0.0
     for k, tree in enumerate(ens.trees):
         lists.append(
             (tree.feature.tolist(), tree.boundary.tolist(), tree.left.tolist(), tree.right.tolist())
         )
-        thresholds.append(tree.threshold.tolist())
-        if ens.rule == "lt32":
-            thresholds32.append(tree.threshold.astype(np.float32).tolist())
+        thr = tree.threshold.astype(np.float32) if ens.rule == "lt32" else tree.threshold
+        thresholds.append(thr.tolist())
         vals = np.array(ens.tree_scores(k), dtype=np.float64)
         vals.setflags(write=False)
         scores64.append(vals)
@@ -112,33 +111,49 @@ def _build(ens: EnsembleLike) -> EnsembleViews:
         class_trees=class_trees,
         lists=tuple(lists),
         thresholds=tuple(thresholds),
-        thresholds32=tuple(thresholds32),
         scores64=tuple(scores64),
         leaf_max_abs=tuple(leaf_max),
         max_abs_sum=total,
     )
 
 
-_VIEWS: OrderedDict = OrderedDict()  # id(ens) -> (ens, EnsembleViews)
-_VIEWS_MAX = 4  # ensembles kept (most recently used)
-_VIEWS_LOCK = threading.Lock()
+class IdentityLRU:
+    """The values built for the last ``size`` (object, key) pairs met, keyed by the object's
+    identity and ``key``; each entry holds the object, so its ``id`` is not reused while the
+    entry lives (the objects cached here, ensembles, are not modified once read)."""
+
+    def __init__(self, size: int) -> None:
+        self._entries: OrderedDict = OrderedDict()  # (id(obj), key) -> (obj, value)
+        self._size = size
+        self._lock = threading.Lock()
+
+    def get(self, obj: object, key: Hashable, build: Callable[[], Any]) -> Any:
+        """The value cached for ``(obj, key)``, else ``build()`` (then cached)."""
+        k = (id(obj), key)
+        with self._lock:
+            hit = self._entries.get(k)
+            if hit is not None and hit[0] is obj:
+                self._entries.move_to_end(k)
+                return hit[1]
+        value = build()
+        with self._lock:
+            self._entries[k] = (obj, value)
+            while len(self._entries) > self._size:
+                self._entries.popitem(last=False)
+        return value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+_VIEWS = IdentityLRU(4)  # the last 4 ensembles' views
 
 
 def ensemble_views(ens: EnsembleLike) -> EnsembleViews:
     """The :class:`EnsembleViews` of ``ens``, built on first use and remembered for the last
-    ``_VIEWS_MAX`` ensembles (keyed by identity; the entry holds the ensemble)."""
-    key = id(ens)
-    with _VIEWS_LOCK:
-        hit = _VIEWS.get(key)
-        if hit is not None and hit[0] is ens:
-            _VIEWS.move_to_end(key)
-            return hit[1]
-    views = _build(ens)
-    with _VIEWS_LOCK:
-        _VIEWS[key] = (ens, views)
-        while len(_VIEWS) > _VIEWS_MAX:
-            _VIEWS.popitem(last=False)
-    return views
+    4 ensembles (:class:`IdentityLRU`)."""
+    return _VIEWS.get(ens, None, lambda: _build(ens))
 
 
 def gathered_scores(ens: EnsembleLike, leaves: np.ndarray) -> np.ndarray | None:
@@ -183,9 +198,8 @@ def leaf_indices_row(ens: EnsembleLike, x: np.ndarray) -> np.ndarray:
     views = ensemble_views(ens)
     xs = x.tolist()
     lt32 = ens.rule == "lt32"
-    thresholds = views.thresholds32 if lt32 else views.thresholds
     out = []
-    for (feat, _, left, right), thr in zip(views.lists, thresholds, strict=True):
+    for (feat, _, left, right), thr in zip(views.lists, views.thresholds, strict=True):
         node = 0
         if lt32:
             while left[node] >= 0:

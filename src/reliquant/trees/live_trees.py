@@ -13,12 +13,10 @@ whole space) build them once.
 from __future__ import annotations
 
 import bisect
-import threading
-from collections import OrderedDict
 
 import numpy as np
 
-from reliquant.trees.ensemble_views import ensemble_views
+from reliquant.trees.ensemble_views import IdentityLRU, ensemble_views
 from reliquant.trees.leaf_tables import link_eps, score_unit_and_base
 from reliquant.trees.structure import TreeEnsemble
 
@@ -41,8 +39,8 @@ MASK_MIN_TREES = 8  # leaf masks from this many live trees on (fewer: the walks 
 
 
 def _prune(tree, root_lo: list, root_hi: list) -> tuple[list, list]:
-    """(reachable leaves, in-play inner nodes) of ``tree`` (its :func:`ensemble_views` lists) inside the
-    region ``root_lo < x <= root_hi`` (lists of the edges)."""
+    """(reachable leaves, in-play inner nodes) of ``tree`` (its :func:`ensemble_views`
+    lists) inside the region ``root_lo < x <= root_hi`` (lists of the edges)."""
     feature, boundary, left, right = tree
     leaves, inner, stack = [], [], [0]
     while stack:
@@ -62,9 +60,9 @@ def _prune(tree, root_lo: list, root_hi: list) -> tuple[list, list]:
 
 
 def _compact(tree, vals, root_lo, root_hi, fmap, cuts, nodes, leaf_rows) -> tuple[int, int]:
-    """Append ``tree``'s (its :func:`ensemble_views` lists) in-play splits and reachable leaves; return
-    (compact root, depth). ``fmap``: each feature's in-play index (a list); ``cuts``: each
-    in-play feature's sorted cuts (lists).
+    """Append ``tree``'s (its :func:`ensemble_views` lists) in-play splits and reachable
+    leaves; return (compact root, depth). ``fmap``: each feature's in-play index (a list);
+    ``cuts``: each in-play feature's sorted cuts (lists).
 
     A split's two children are stored side by side (right = left + 1, for the packed walk of
     :mod:`reliquant.trees.kernel`). A leaf is a self-loop ``(0, LEAF_CUT, self, self)``
@@ -253,29 +251,17 @@ def tree_tables(ens: TreeEnsemble, root_lo: np.ndarray, root_hi: np.ndarray) -> 
     )  # fmt: skip
 
 
-_TABLES: OrderedDict = OrderedDict()  # (id(ens), region bytes) -> (ens, tree_tables(...))
-_TABLES_MAX = 8  # ensembles and regions kept (most recently used)
-_TABLES_LOCK = threading.Lock()
+_TABLES = IdentityLRU(8)  # the last 8 (ensemble, region) pairs' tables
 
 
 def cached_tree_tables(ens: TreeEnsemble, root_lo: np.ndarray, root_hi: np.ndarray) -> dict:
-    """:func:`tree_tables`, remembered for the last ``_TABLES_MAX`` ensembles and regions
-    (many samples share one region, e.g. the whole space), keyed by the ensemble's identity
-    (the entry holds the ensemble, so its ``id`` is not reused meanwhile; an ensemble is not
-    modified once read) and the region's values; each call returns a fresh dict of copies,
-    so no plan shares an array with the cache."""
-    key = (id(ens), root_lo.tobytes(), root_hi.tobytes())
-    with _TABLES_LOCK:
-        hit = _TABLES.get(key)
-        if hit is not None and hit[0] is ens:
-            _TABLES.move_to_end(key)
-    if hit is None or hit[0] is not ens:
-        hit = (ens, tree_tables(ens, root_lo, root_hi))
-        with _TABLES_LOCK:
-            _TABLES[key] = hit
-            while len(_TABLES) > _TABLES_MAX:
-                _TABLES.popitem(last=False)
+    """:func:`tree_tables`, remembered for the last 8 ensembles and regions (many samples
+    share one region, e.g. the whole space), keyed by the ensemble's identity
+    (:class:`~reliquant.trees.ensemble_views.IdentityLRU`) and the region's values; each call
+    returns a fresh dict of copies, so no plan shares an array with the cache."""
+    region = (root_lo.tobytes(), root_hi.tobytes())
+    tables = _TABLES.get(ens, region, lambda: tree_tables(ens, root_lo, root_hi))
     return {
         k: v.copy() if isinstance(v, np.ndarray) else [c.copy() for c in v] if k == "cuts" else v
-        for k, v in hit[1].items()
+        for k, v in tables.items()
     }
