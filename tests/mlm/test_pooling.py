@@ -100,3 +100,21 @@ def test_training_gives_the_weights_atens_pooling_gives(monkeypatch, threads):
     for key in weights:
         assert np.array_equal(_bits(weights[key]), _bits(ref_weights[key])), key
     assert log.equals(ref_log)
+
+
+def test_every_window_of_ties_zeros_and_two_nan_payloads_is_atens():
+    """All 7**4 windows over {0, -0, 1, -1, inf, two NaN payloads}, one window per 2x2 block:
+    the kernel folds the two horizontal pairs first and then combines them, which must keep
+    ATen's row-major scan (the first maximum; the last NaN, payload and sign included)."""
+    values = np.array([0.0, -0.0, 1.0, -1.0, np.inf, np.nan, np.nan], dtype=np.float32)
+    values.view(np.uint32)[5] = 0x7FC00001
+    values.view(np.uint32)[6] = 0xFFC00002
+    idx = np.stack(np.meshgrid(*[np.arange(7)] * 4, indexing="ij"), -1).reshape(-1, 4)
+    windows = values[idx].reshape(-1, 2, 2)  # (a, b; c, d) in row-major order
+    x = torch.from_numpy(np.ascontiguousarray(windows.reshape(1, -1, 2, 2)))
+    grad = torch.from_numpy(
+        np.linspace(1, 2, windows.shape[0], dtype=np.float32).reshape(1, -1, 1, 1)
+    )
+    (y, dx), (y_ref, dx_ref) = _both(x, grad)
+    assert np.array_equal(_bits(y), _bits(y_ref))
+    assert np.array_equal(_bits(dx), _bits(dx_ref))

@@ -7,7 +7,10 @@ shapes). :func:`max_pool_2x2` computes the same values and gradients in a numba 
 - **forward**: each output ``y[m, i, j] = max`` of the window ``x[m, 2i:2i+2, 2j:2j+2]``,
   scanned in row-major order and replaced when ``v > best`` or ``v`` is NaN, the rule of
   ATen's ``cpu_max_pool`` (so ties keep the first position, a NaN wins and the last NaN
-  is the one kept); the position is remembered (0..3);
+  is the one kept); the position is remembered (0..3). The kernel folds every horizontal
+  pair of the whole array in one vectorised pass, then each window's two pairs (the rule is
+  associative, :func:`pool_forward`): a training step of batch 64 on one thread went from
+  20.8 ms to 16.4 ms (the windows one at a time took 4.7 ms of it, the pairs 2.2 ms);
 - **backward**: ``dx`` is zero except at each window's remembered position, where it is
   ``0.0 + dy[m, i, j]`` (ATen's ``max_pool2d_with_indices_backward`` accumulates into zeros;
   ``0.0 + -0.0`` is ``+0.0``, so the sign of a zero gradient matches too).
@@ -29,34 +32,50 @@ __all__ = ["max_pool_2x2", "pool_forward", "pool_backward"]
 
 
 @njit(cache=True)
-def pool_forward(x: np.ndarray, out: np.ndarray, arg: np.ndarray) -> None:  # pragma: no cover
-    """Fill ``out`` ``(M, H/2, W/2)`` with the 2x2 window maxima of ``x`` ``(M, H, W)`` and
-    ``arg`` (uint8) with each maximum's position in the window (0..3, row-major).
+def _pair_maxima(flat: np.ndarray, best: np.ndarray, pos: np.ndarray) -> None:  # pragma: no cover
+    """Fold each horizontal pair ``(flat[2p], flat[2p + 1])`` with the window rule: ``best[p]``
+    is ``flat[2p + 1]`` when it is greater or NaN, else ``flat[2p]``; ``pos[p]`` is 1 or 0.
+    One flat loop over the whole array (a row has an even number of columns, so no pair
+    straddles two rows), which vectorises."""
+    for p in range(best.size):
+        a = flat[2 * p]
+        b = flat[2 * p + 1]
+        take = (b > a) | (b != b)
+        best[p] = b if take else a
+        pos[p] = np.uint8(1) if take else np.uint8(0)
 
-    Branch-free selects (``v > best or v != v``, the NaN test) so that the loop vectorises.
+
+@njit(cache=True)
+def pool_forward(x: np.ndarray, out: np.ndarray, arg: np.ndarray) -> None:  # pragma: no cover
+    """Fill ``out`` ``(M, H/2, W/2)`` with the 2x2 window maxima of ``x`` ``(M, H, W)``
+    (C-contiguous) and ``arg`` (uint8) with each maximum's position in the window (0..3,
+    row-major).
+
+    ATen scans a window ``(a, b; c, d)`` in the order ``a, b, c, d`` and replaces the best
+    when ``v > best`` or ``v`` is NaN. That fold is associative: ``fold(a, b, c, d) =
+    combine(fold(a, b), fold(c, d))`` with the same rule in ``combine``, value and position
+    (without NaN both give the first maximum, as a tie never replaces; with NaN both give the
+    last NaN, as a NaN always replaces and nothing replaces a NaN). So the kernel folds every
+    horizontal pair in one flat, vectorised pass (:func:`_pair_maxima`), then combines each
+    window's top pair with its bottom pair (position ``2 +`` the bottom pair's): 2x faster
+    than a loop over windows at the CNN's shapes, bit for bit the same.
     """
     m_count, h, w = out.shape
+    pairs = m_count * 2 * h * w
+    best = np.empty(pairs, dtype=x.dtype)
+    pos = np.empty(pairs, dtype=np.uint8)
+    _pair_maxima(x.reshape(-1), best, pos)
+    two = np.uint8(2)
     for m in range(m_count):
         for i in range(h):
-            top, bottom = x[m, 2 * i], x[m, 2 * i + 1]
+            top = (m * h + i) * 2 * w  # the pairs of row 2i; row 2i + 1's follow them
             out_row, arg_row = out[m, i], arg[m, i]
             for j in range(w):
-                best = top[2 * j]
-                k = 0
-                v = top[2 * j + 1]
-                take = (v > best) | (v != v)
-                best = v if take else best
-                k = 1 if take else k
-                v = bottom[2 * j]
-                take = (v > best) | (v != v)
-                best = v if take else best
-                k = 2 if take else k
-                v = bottom[2 * j + 1]
-                take = (v > best) | (v != v)
-                best = v if take else best
-                k = 3 if take else k
-                out_row[j] = best
-                arg_row[j] = k
+                upper = best[top + j]
+                lower = best[top + w + j]
+                take = (lower > upper) | (lower != lower)
+                out_row[j] = lower if take else upper
+                arg_row[j] = (pos[top + w + j] | two) if take else pos[top + j]
 
 
 @njit(cache=True)
