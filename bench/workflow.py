@@ -6,12 +6,14 @@ files that git tracks or would track, i.e. not ignored, so uncommitted edits cou
 runs ``snakemake --cores N`` there (the smoke run adds ``--configfile tests/smoke.yaml``)
 with ``PYTHONPATH=<copy>/src`` (the copy's library runs, not the installed one) and times
 the command. Then :mod:`reliquant.core.runtimes` reads the copy's run: every job from the
-Snakemake log, its start and end from Snakemake's metadata, ``s``/``cpu_time``/``max_rss``
-from its ``benchmark:`` file, and its start-up from its own log: from the job's start to
-the log's first record (interpreter, Snakemake's script preamble, imports with the numba
-kernels compiled or loaded at import, and what the script does before it first logs,
-usually reading its first input, a model loaded before that included); the rest is its
-work. The critical path is the longest chain of dependent jobs weighted by their wall
+Snakemake log, its start and end from Snakemake's metadata, its CPU seconds and peak RSS
+from the exit record at the end of its own log (``getrusage``: Snakemake's ``benchmark:``
+file samples them every 30 s after the first 15 s and misses the rest; empty for a
+revision whose jobs write no exit record), and its start-up from its own log: from the
+job's start to the log's first record (interpreter, Snakemake's script preamble, imports
+with the numba kernels compiled or loaded at import, and what the script does before it
+first logs, usually reading its first input, a model loaded before that included); the
+rest is its work. The critical path is the longest chain of dependent jobs weighted by their wall
 times: the floor of the run on any number of cores.
 
 With ``--baseline REV`` each configuration runs on REV first, then on the working tree, on

@@ -293,20 +293,36 @@ def test_sensitivity_sentence_ranges():
 
 def test_run_timings_sum_the_jobs_and_name_the_longest(tmp_path):
     header = "s\th:m:s\tmax_rss\tmax_vms\tmax_uss\tmax_pss\tio_in\tio_out\tmean_load\tcpu_time\n"
-    jobs = {"trees/pima": (240.0, 200.0), "mlm/train": (170.0, 90.0), "data/iris": (3.0, 2.0)}
-    for name, (sec, cpu) in jobs.items():
-        path = tmp_path / f"{name}.tsv"
-        path.parent.mkdir(exist_ok=True)
-        path.write_text(header + f"{sec}\t0\t1\t1\t1\t1\t0\t0\t50\t{cpu}\n")
-    (tmp_path / "report").mkdir()
-    (tmp_path / "report" / "bench.tsv").write_text(header + "999\t0\t1\t1\t1\t1\t0\t0\t50\t9\n")
+    bench, logs = tmp_path / "benchmarks", tmp_path / "logs"
+    # (wall s, the benchmark file's sampled cpu_time, the log's exit-record CPU)
+    jobs = {
+        "trees/pima": (240.0, 20.0, 230.0),
+        "mlm/train": (170.0, 90.0, 160.0),
+        "data/iris": (3.0, 2.0, 4.0),
+    }
+    for name, (sec, sampled, cpu) in jobs.items():
+        path = bench / f"{name}.tsv"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(header + f"{sec}\t0\t1\t1\t1\t1\t0\t0\t50\t{sampled}\n")
+        (logs / name).parent.mkdir(parents=True, exist_ok=True)
+        (logs / f"{name}.log").write_text(
+            "2026-12-03 06:13:22,446 INFO reliquant.x: work\n"
+            f"2026-12-03 06:13:23,552 INFO reliquant.job: usage at exit: cpu {cpu:.3f} s "
+            f"(user {cpu:.3f} s, system 0.000 s), peak rss 100.0 MB\n"
+        )
+    (bench / "report").mkdir()
+    (bench / "report" / "bench.tsv").write_text(header + "999\t0\t1\t1\t1\t1\t0\t0\t50\t9\n")
     # a named target outside the default run, and a user's custom case: neither counts
     for other in ("named/compare/resolution.tsv", "custom/mine.tsv"):
-        (tmp_path / other).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / other).write_text(header + "500\t0\t1\t1\t1\t1\t0\t0\t50\t9\n")
-    text = run_timings(tmp_path, n_longest=2)
-    assert text.startswith("3 jobs, 6.9 minutes of job time in all (4.9 CPU minutes)")
+        (bench / other).parent.mkdir(parents=True, exist_ok=True)
+        (bench / other).write_text(header + "500\t0\t1\t1\t1\t1\t0\t0\t50\t9\n")
+    text = run_timings(bench, n_longest=2)
+    # CPU from the exit records (394 s), not the sampled cpu_time (112 s)
+    assert text.startswith("3 jobs, 6.9 minutes of job time in all (6.6 CPU minutes)")
     assert text.rstrip().endswith("the longest: trees/pima 240 s, mlm/train 170 s.")
+    # one log without its exit record: no partial sum
+    (logs / "data" / "iris.log").write_text("2026-12-03 06:13:22,446 INFO reliquant.x: work\n")
+    assert "(CPU time not recorded for 1 of them)" in run_timings(bench)
     assert run_timings(tmp_path / "none") is None
 
 

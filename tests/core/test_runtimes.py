@@ -236,7 +236,11 @@ def _fake_run(root: Path) -> float:
             header + f"{s}\t0:00:0{int(s)}\t{rss}\t1\t1\t1\t0\t0\t1\t{cpu}\n"
         )
     (root / "logs" / "t").mkdir(parents=True)
-    (root / "logs" / "t" / "make_a.log").write_text("2026-11-25 21:02:33,600 INFO x: read\n")
+    (root / "logs" / "t" / "make_a.log").write_text(
+        "2026-11-25 21:02:33,600 INFO x: read\n"
+        "2026-11-25 21:02:35,000 INFO reliquant.job: usage at exit: cpu 1.750 s "
+        "(user 1.500 s, system 0.250 s), peak rss 123.4 MB\n"
+    )
     (root / "logs" / "t" / "make_b.log").write_text("")  # no record: no start-up
     (root / "logs" / "t" / "use.log").write_text("2026-11-25 21:02:34,300 INFO x: read\n")
     return t0
@@ -252,7 +256,9 @@ def test_job_table_joins_log_metadata_benchmarks_and_job_logs(tmp_path):
     assert jobs.loc[2, "start_s"] == pytest.approx(0.1)
     assert jobs.loc[2, "startup_s"] == pytest.approx(0.5)
     assert jobs.loc[2, "work_s"] == pytest.approx(1.5)
-    assert jobs.loc[2, ["bench_s", "cpu_s", "max_rss_mb"]].tolist() == [2.0, 1.5, 100.0]
+    # CPU and peak memory from the log's exit record, not the benchmark file's samples
+    assert jobs.loc[2, ["bench_s", "cpu_s", "max_rss_mb"]].tolist() == [2.0, 1.75, 123.4]
+    assert math.isnan(jobs.loc[3, "cpu_s"]) and math.isnan(jobs.loc[3, "max_rss_mb"])
     assert math.isnan(jobs.loc[3, "startup_s"]) and math.isnan(jobs.loc[3, "work_s"])
     # the job's first record comes before its metadata start: clipped to 0, not negative
     assert jobs.loc[1, "startup_s"] == 0.0 and jobs.loc[1, "wall_s"] == pytest.approx(4.0)
@@ -278,7 +284,8 @@ def test_rule_table_and_run_summary(tmp_path):
     make = rules.iloc[0]
     assert make["jobs"] == 2 and make["wall_s"] == pytest.approx(5.0)
     assert make["startup_s"] == pytest.approx(0.5) and make["work_s"] == pytest.approx(1.5)
-    assert make["cpu_s"] == pytest.approx(4.0) and make["max_rss_mb"] == 300
+    # make_b has no exit record: no partial sum that would read as the rule's whole
+    assert math.isnan(make["cpu_s"]) and math.isnan(make["max_rss_mb"])
     assert make["longest_s"] == pytest.approx(3.0)
     assert make["startup_share"] == pytest.approx(0.1)
     assert rules["wall_s"].sum() == pytest.approx(jobs["wall_s"].sum())

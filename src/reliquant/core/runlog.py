@@ -2,12 +2,29 @@
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
+import resource
 import sys
+import time
 from pathlib import Path
 
-__all__ = ["progress_enabled", "setup_logging", "start_job"]
+__all__ = [
+    "EXIT_RECORD",
+    "exit_record",
+    "progress_enabled",
+    "record_usage_at_exit",
+    "setup_logging",
+    "start_job",
+]
+
+#: The message of a job's last log record (:func:`exit_record`), which
+#: :func:`reliquant.core.runtimes.read_exit_record` parses.
+EXIT_RECORD = (
+    "usage at exit: cpu {cpu:.3f} s (user {user:.3f} s, system {system:.3f} s), "
+    "peak rss {rss:.1f} MB"
+)
 
 
 def setup_logging(log_path: str | os.PathLike | None, name: str = "reliquant") -> logging.Logger:
@@ -48,6 +65,8 @@ def start_job(log_path: str | os.PathLike | None, name: str = "reliquant") -> lo
 
     retained = retain_freed_memory()
     log = setup_logging(log_path, name)
+    if log_path:
+        record_usage_at_exit(log_path)
     if not retained:
         log.info("heap thresholds left as they are (the C library is not glibc)")
     return log
@@ -56,3 +75,49 @@ def start_job(log_path: str | os.PathLike | None, name: str = "reliquant") -> lo
 def progress_enabled() -> bool:
     """Whether progress bars should draw (off when RELIQUANT_NO_PROGRESS is set)."""
     return not os.environ.get("RELIQUANT_NO_PROGRESS")
+
+
+def exit_record() -> str:
+    """The process's CPU time and peak resident memory so far, as a log line (no newline).
+
+    CPU is ``ru_utime + ru_stime`` of ``getrusage`` for the process (every thread, the
+    interpreter's start-up included) plus its waited-for children; the peak RSS is the larger
+    of the process's and its largest child's ``ru_maxrss`` (KiB on Linux). Both are the
+    kernel's own counts: Snakemake's ``benchmark:`` file samples the process tree, after its
+    first 30 half-second samples only every 30 s, so its ``cpu_time`` and ``max_rss`` miss
+    whatever a job does after its last sample.
+    """
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    user = own.ru_utime + kids.ru_utime
+    system = own.ru_stime + kids.ru_stime
+    rss_mb = max(own.ru_maxrss, kids.ru_maxrss) / 1024
+    stamp = time.time()
+    asctime = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(stamp))
+    message = EXIT_RECORD.format(cpu=user + system, user=user, system=system, rss=rss_mb)
+    return f"{asctime},{int(stamp % 1 * 1000):03d} INFO reliquant.job: {message}"
+
+
+_EXIT_LOG: list[str] = []  # the log the exit record goes to (the last start_job's)
+
+
+def _write_exit_record() -> None:
+    """Append :func:`exit_record` to the job's log; a log that is gone is left alone."""
+    try:
+        with open(_EXIT_LOG[-1], "a", encoding="utf-8") as handle:
+            handle.write(exit_record() + "\n")
+    except OSError:
+        pass
+
+
+def record_usage_at_exit(log_path: str | os.PathLike) -> None:
+    """End the job's log at interpreter exit, also after an exception, with one
+    :func:`exit_record` line (the workflow benchmark's CPU and peak memory per job).
+
+    The line is appended to the file directly, not through ``logging``, so that it does not
+    depend on which handlers are still open at exit. Called again, only the newest
+    ``log_path`` gets the line.
+    """
+    if not _EXIT_LOG:
+        atexit.register(_write_exit_record)
+    _EXIT_LOG.append(os.fspath(log_path))

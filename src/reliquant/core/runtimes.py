@@ -9,9 +9,12 @@ is re-run, Snakemake is not imported):
 * Snakemake's metadata, ``.snakemake/metadata/``: per output file, the start and end time of
   the job that wrote it, in float seconds (:func:`read_metadata_times`); a job's wall time is
   its end minus its start;
-* each job's ``benchmark:`` file (``s``, ``cpu_time``, ``max_rss``; :func:`read_benchmark`)
-  and its own log, whose first timestamped record (:func:`first_record_time`) ends the job's
-  **start-up**.
+* each job's ``benchmark:`` file (``s``; :func:`read_benchmark`) and its own log, whose
+  first timestamped record (:func:`first_record_time`) ends the job's **start-up** and whose
+  last, written at the job's exit (:func:`reliquant.core.runlog.exit_record`), holds its CPU
+  time and peak resident memory (:func:`read_exit_record`). Snakemake's own ``cpu_time`` and
+  ``max_rss`` are not used: it samples the process tree every 30 s after the first 15 s, so
+  it misses what a job does after its last sample (a 37 s job of 39 CPU seconds read 14.7).
 
 Start-up vs work. A job's start-up is the time from its start (Snakemake's metadata) to the
 first record in its log: the Python interpreter, Snakemake's script preamble, the script's
@@ -26,7 +29,7 @@ weighted by its wall time: no schedule on any number of cores finishes the run s
 
 Public API: :class:`Job`, :func:`parse_snakemake_log`, :func:`job_dependencies`,
 :func:`critical_path`, :func:`read_metadata_times`, :func:`read_benchmark`,
-:func:`first_record_time`, :func:`job_table`, :func:`rule_table`, :func:`run_summary`,
+:func:`first_record_time`, :func:`read_exit_record`, :func:`job_table`, :func:`rule_table`, :func:`run_summary`,
 :class:`RunSummary`, :func:`latest_snakemake_log`.
 """
 
@@ -56,6 +59,7 @@ __all__ = [
     "latest_snakemake_log",
     "parse_snakemake_log",
     "read_benchmark",
+    "read_exit_record",
     "read_metadata_times",
     "rule_table",
     "run_summary",
@@ -305,6 +309,27 @@ def first_record_time(log_path: str | os.PathLike) -> float | None:
     return None
 
 
+_EXIT = re.compile(
+    r"usage at exit: cpu (?P<cpu>[0-9.]+) s \(user [0-9.]+ s, system [0-9.]+ s\), "
+    r"peak rss (?P<rss>[0-9.]+) MB$"
+)
+
+
+def read_exit_record(log_path: str | os.PathLike) -> dict[str, float] | None:
+    """``{"cpu_s", "max_rss_mb"}`` from the last exit record of a job's log
+    (:func:`reliquant.core.runlog.exit_record`), or None when the log has none (a job that
+    is not one of our scripts, one killed before it could write it, a revision before it)."""
+    found = None
+    try:
+        with open(log_path, encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                if match := _EXIT.search(line.rstrip("\n")):
+                    found = {"cpu_s": float(match["cpu"]), "max_rss_mb": float(match["rss"])}
+    except OSError:
+        return None
+    return found
+
+
 def latest_snakemake_log(workdir: str | os.PathLike) -> Path:
     """The newest ``.snakemake/log/*.snakemake.log`` of a working directory."""
     logs = sorted((Path(workdir) / ".snakemake" / "log").glob("*.snakemake.log"))
@@ -349,8 +374,8 @@ def job_table(workdir: str | os.PathLike, origin: float | None = None) -> pd.Dat
         ``start_s``/``end_s``/``wall_s``: Snakemake's metadata times of the job's first
         output (else the log's whole-second stamps, else the benchmark's ``s`` for the
         wall time); ``startup_s``: start to the first record of the job's log (module
-        docstring), ``work_s`` the rest; ``bench_s``, ``cpu_s``, ``max_rss_mb``: the
-        benchmark file; ``depends_on``: ids of the jobs it waited for. Jobs without outputs
+        docstring), ``work_s`` the rest; ``bench_s``: the benchmark file's ``s``;
+        ``cpu_s``, ``max_rss_mb``: the log's exit record (NaN without one); ``depends_on``: ids of the jobs it waited for. Jobs without outputs
         (the target rule ``all``) are left out. Sorted by start.
     """
     root = Path(workdir)
@@ -370,6 +395,10 @@ def job_table(workdir: str | os.PathLike, origin: float | None = None) -> pd.Dat
         if math.isnan(wall):
             wall = bench["s"]
         first = first_record_time(root / job.log[0]) if job.log else None
+        usage = (read_exit_record(root / job.log[0]) if job.log else None) or {
+            "cpu_s": math.nan,
+            "max_rss_mb": math.nan,
+        }
         startup = first - start if first is not None and not math.isnan(start) else math.nan
         if not math.isnan(startup):
             startup = min(max(startup, 0.0), wall)  # log stamps are local, ms resolution
@@ -386,8 +415,8 @@ def job_table(workdir: str | os.PathLike, origin: float | None = None) -> pd.Dat
                 "startup_s": startup,
                 "work_s": wall - startup,
                 "bench_s": bench["s"],
-                "cpu_s": bench["cpu_time"],
-                "max_rss_mb": bench["max_rss"],
+                "cpu_s": usage["cpu_s"],
+                "max_rss_mb": usage["max_rss_mb"],
                 "depends_on": sorted(deps[job.jobid]),
             }
         )
@@ -400,10 +429,22 @@ def job_table(workdir: str | os.PathLike, origin: float | None = None) -> pd.Dat
     return frame[JOB_COLUMNS]
 
 
+def _sum_if_complete(values: pd.Series) -> float:
+    """The sum of ``values``, NaN if any is NaN."""
+    return float(values.sum()) if values.notna().all() else math.nan
+
+
+def _max_if_complete(values: pd.Series) -> float:
+    """The largest of ``values``, NaN if any is NaN."""
+    return float(values.max()) if values.notna().all() else math.nan
+
+
 def rule_table(jobs: pd.DataFrame) -> pd.DataFrame:
     """Job time per rule from a :func:`job_table`: jobs, summed ``wall_s``, ``startup_s``,
     ``work_s`` and ``cpu_s``, the start-up's share of the wall time, the longest job and the
-    largest ``max_rss_mb``; the rules with the most job time first."""
+    largest ``max_rss_mb``; the rules with the most job time first. A rule's ``cpu_s`` and
+    ``max_rss_mb`` are NaN unless every one of its jobs has them (a partial sum would read
+    as the whole)."""
     grouped = jobs.groupby("rule", sort=False)
     table = pd.DataFrame(
         {
@@ -411,9 +452,9 @@ def rule_table(jobs: pd.DataFrame) -> pd.DataFrame:
             "wall_s": grouped["wall_s"].sum(),
             "startup_s": grouped["startup_s"].sum(min_count=1),
             "work_s": grouped["work_s"].sum(min_count=1),
-            "cpu_s": grouped["cpu_s"].sum(min_count=1),
+            "cpu_s": grouped["cpu_s"].agg(_sum_if_complete),
             "longest_s": grouped["wall_s"].max(),
-            "max_rss_mb": grouped["max_rss_mb"].max(),
+            "max_rss_mb": grouped["max_rss_mb"].agg(_max_if_complete),
         }
     )
     table["startup_share"] = table["startup_s"] / table["wall_s"].where(table["wall_s"] > 0)
