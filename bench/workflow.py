@@ -13,8 +13,8 @@ revision whose jobs write no exit record), and its start-up from its own log: fr
 job's start to the log's first record (interpreter, Snakemake's script preamble, imports
 with the numba kernels compiled or loaded at import, and what the script does before it
 first logs, usually reading its first input, a model loaded before that included); the
-rest is its work. The critical path is the longest chain of dependent jobs weighted by their wall
-times: the floor of the run on any number of cores.
+rest is its work. The critical path is the longest chain of dependent jobs weighted by
+their wall times: the floor of the run on any number of cores.
 
 With ``--baseline REV`` each configuration runs on REV first, then on the working tree, on
 the same machine in one command, and the report gives the ratios (before / after).

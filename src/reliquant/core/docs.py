@@ -240,10 +240,10 @@ def run_timings(bench_dir: Path, n_longest: int = 4, log_dir: Path | None = None
 
     A job's CPU seconds come from the exit record of its log, ``<log_dir>/<topic>/<job>.log``
     (default ``log_dir``: ``logs/`` beside ``bench_dir``;
-    :func:`reliquant.core.runtimes.read_exit_record`), not from the file's ``cpu_time``, which Snakemake samples every 30 s
-    after the first 15 s and so undercounts (a 37 s job of 39 CPU seconds read 14.7). Where
-    a job has no such record the sentence says how many lack it rather than print a partial
-    sum."""
+    :func:`reliquant.core.runtimes.read_exit_record`), not from the file's ``cpu_time``,
+    which Snakemake samples every 30 s after the first 15 s and so undercounts (a 37 s job of
+    39 CPU seconds read 14.7). Where a job has no such record the sentence says how many lack
+    it rather than print a partial sum."""
     import pandas as pd
 
     from reliquant.core.runtimes import read_exit_record

@@ -5,13 +5,14 @@ from __future__ import annotations
 import atexit
 import logging
 import os
-import resource
+import re
 import sys
-import time
 from pathlib import Path
 
 __all__ = [
+    "EXIT_PATTERN",
     "EXIT_RECORD",
+    "LOG_FORMAT",
     "exit_record",
     "progress_enabled",
     "record_usage_at_exit",
@@ -25,6 +26,13 @@ EXIT_RECORD = (
     "usage at exit: cpu {cpu:.3f} s (user {user:.3f} s, system {system:.3f} s), "
     "peak rss {rss:.1f} MB"
 )
+#: What :data:`EXIT_RECORD` reads back as (groups ``cpu`` and ``rss``).
+EXIT_PATTERN = re.compile(
+    r"usage at exit: cpu (?P<cpu>[0-9.]+) s \(user [0-9.]+ s, system [0-9.]+ s\), "
+    r"peak rss (?P<rss>[0-9.]+) MB$"
+)
+#: Every job log's line format (the workflow benchmark reads its time stamps).
+LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 def setup_logging(log_path: str | os.PathLike | None, name: str = "reliquant") -> logging.Logger:
@@ -38,7 +46,7 @@ def setup_logging(log_path: str | os.PathLike | None, name: str = "reliquant") -
     root.setLevel(logging.INFO)
     for handler in list(root.handlers):
         root.removeHandler(handler)
-    fmt = logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    fmt = logging.Formatter(LOG_FORMAT)
     stream = logging.StreamHandler(sys.stderr)
     stream.setFormatter(fmt)
     root.addHandler(stream)
@@ -82,20 +90,25 @@ def exit_record() -> str:
 
     CPU is ``ru_utime + ru_stime`` of ``getrusage`` for the process (every thread, the
     interpreter's start-up included) plus its waited-for children; the peak RSS is the larger
-    of the process's and its largest child's ``ru_maxrss`` (KiB on Linux). Both are the
-    kernel's own counts: Snakemake's ``benchmark:`` file samples the process tree, after its
-    first 30 half-second samples only every 30 s, so its ``cpu_time`` and ``max_rss`` miss
-    whatever a job does after its last sample.
+    of the process's and its largest child's ``ru_maxrss``
+    (:func:`reliquant.core.benchmarks.peak_rss_mb`). Both are the kernel's own counts:
+    Snakemake's ``benchmark:`` file samples the process tree, after its first 30 half-second
+    samples only every 30 s, so its ``cpu_time`` and ``max_rss`` miss whatever a job does
+    after its last sample. The line is in :data:`LOG_FORMAT`, like every other record.
     """
+    import resource  # POSIX only, like peak_rss_mb
+
+    from reliquant.core.benchmarks import peak_rss_mb
+
     own = resource.getrusage(resource.RUSAGE_SELF)
     kids = resource.getrusage(resource.RUSAGE_CHILDREN)
     user = own.ru_utime + kids.ru_utime
     system = own.ru_stime + kids.ru_stime
-    rss_mb = max(own.ru_maxrss, kids.ru_maxrss) / 1024
-    stamp = time.time()
-    asctime = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(stamp))
-    message = EXIT_RECORD.format(cpu=user + system, user=user, system=system, rss=rss_mb)
-    return f"{asctime},{int(stamp % 1 * 1000):03d} INFO reliquant.job: {message}"
+    rss = max(peak_rss_mb(), peak_rss_mb(children=True))
+    message = EXIT_RECORD.format(cpu=user + system, user=user, system=system, rss=rss)
+    fields = {"name": "reliquant.job", "levelno": logging.INFO, "levelname": "INFO"}
+    record = logging.makeLogRecord({**fields, "msg": message})
+    return logging.Formatter(LOG_FORMAT).format(record)
 
 
 _EXIT_LOG: list[str] = []  # the log the exit record goes to (the last start_job's)

@@ -29,8 +29,8 @@ weighted by its wall time: no schedule on any number of cores finishes the run s
 
 Public API: :class:`Job`, :func:`parse_snakemake_log`, :func:`job_dependencies`,
 :func:`critical_path`, :func:`read_metadata_times`, :func:`read_benchmark`,
-:func:`first_record_time`, :func:`read_exit_record`, :func:`job_table`, :func:`rule_table`, :func:`run_summary`,
-:class:`RunSummary`, :func:`latest_snakemake_log`.
+:func:`first_record_time`, :func:`read_exit_record`, :func:`job_table`, :func:`rule_table`,
+:func:`run_summary`, :class:`RunSummary`, :func:`latest_snakemake_log`.
 """
 
 from __future__ import annotations
@@ -47,6 +47,8 @@ from pathlib import Path
 from typing import TypeVar
 
 import pandas as pd
+
+from reliquant.core.runlog import EXIT_PATTERN
 
 __all__ = [
     "JOB_COLUMNS",
@@ -309,12 +311,6 @@ def first_record_time(log_path: str | os.PathLike) -> float | None:
     return None
 
 
-_EXIT = re.compile(
-    r"usage at exit: cpu (?P<cpu>[0-9.]+) s \(user [0-9.]+ s, system [0-9.]+ s\), "
-    r"peak rss (?P<rss>[0-9.]+) MB$"
-)
-
-
 def read_exit_record(log_path: str | os.PathLike) -> dict[str, float] | None:
     """``{"cpu_s", "max_rss_mb"}`` from the last exit record of a job's log
     (:func:`reliquant.core.runlog.exit_record`), or None when the log has none (a job that
@@ -323,7 +319,7 @@ def read_exit_record(log_path: str | os.PathLike) -> dict[str, float] | None:
     try:
         with open(log_path, encoding="utf-8", errors="replace") as handle:
             for line in handle:
-                if match := _EXIT.search(line.rstrip("\n")):
+                if match := EXIT_PATTERN.search(line.rstrip("\n")):
                     found = {"cpu_s": float(match["cpu"]), "max_rss_mb": float(match["rss"])}
     except OSError:
         return None
@@ -375,8 +371,9 @@ def job_table(workdir: str | os.PathLike, origin: float | None = None) -> pd.Dat
         output (else the log's whole-second stamps, else the benchmark's ``s`` for the
         wall time); ``startup_s``: start to the first record of the job's log (module
         docstring), ``work_s`` the rest; ``bench_s``: the benchmark file's ``s``;
-        ``cpu_s``, ``max_rss_mb``: the log's exit record (NaN without one); ``depends_on``: ids of the jobs it waited for. Jobs without outputs
-        (the target rule ``all``) are left out. Sorted by start.
+        ``cpu_s``, ``max_rss_mb``: the log's exit record (NaN without one); ``depends_on``:
+        ids of the jobs it waited for. Jobs without outputs (the target rule ``all``) are
+        left out. Sorted by start.
     """
     root = Path(workdir)
     jobs = [j for j in parse_snakemake_log(latest_snakemake_log(root).read_text()) if j.outputs]
